@@ -1,0 +1,86 @@
+"""The fixed action catalogue of one config, named as in R10.
+
+Every move of R4 appears exactly once. The catalogue depends only on the config (the number of work
+piles, whether slide-under exists), so ``Discrete(len(catalogue))`` is fixed for an env. The
+compiled engine reads the catalogue as a table ``[N, 4]`` of (kind, source, destination, count).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+from nertz_env.config import NertzConfig
+
+# Action kinds (column 0 of the table).
+WAIT, DRAW, CALL, TO_FOUNDATION, TO_WORK, UNDER = range(6)
+# Sources (column 1): the Nertz top, the waste top, or work pile i as WORK_SOURCE + i.
+NERTZ, WASTE, WORK_SOURCE = 0, 1, 2
+
+ACTION_WAIT, ACTION_DRAW, ACTION_CALL = 0, 1, 2
+
+
+def _source_name(src: int) -> str:
+    return "nertz" if src == NERTZ else "waste" if src == WASTE else f"work{src - WORK_SOURCE}"
+
+
+class ActionCatalogue:
+    """Names and engine table of every action under one config (R4, R10)."""
+
+    def __init__(self, config: NertzConfig):
+        w = config.work_piles
+        rows: list[tuple[int, int, int, int]] = [(WAIT, 0, 0, 0), (DRAW, 0, 0, 0), (CALL, 0, 0, 0)]
+        rows += [(TO_FOUNDATION, src, 0, 1) for src in range(WORK_SOURCE + w)]
+        rows += [(TO_WORK, src, j, 1) for src in (NERTZ, WASTE) for j in range(w)]
+        if config.slide_under:
+            rows += [(UNDER, src, j, 1) for src in (NERTZ, WASTE) for j in range(w)]
+        rows += [
+            (TO_WORK, WORK_SOURCE + i, j, n)
+            for i in range(w)
+            for j in range(w)
+            if i != j
+            for n in range(1, 14)
+        ]
+        self.table = np.array(rows, dtype=np.int8)
+        self.table.setflags(write=False)
+        self.names: tuple[str, ...] = tuple(self._name(*r) for r in rows)
+        self._index = {name: i for i, name in enumerate(self.names)}
+
+    @staticmethod
+    def _name(kind: int, src: int, dst: int, n: int) -> str:
+        if kind == WAIT:
+            return "wait"
+        if kind == DRAW:
+            return "draw"
+        if kind == CALL:
+            return "call"
+        if kind == TO_FOUNDATION:
+            return f"{_source_name(src)}>foundation"
+        if kind == UNDER:
+            return f"{_source_name(src)}>under{dst}"
+        if src >= WORK_SOURCE:
+            return f"{_source_name(src)}>work{dst}:{n}"
+        return f"{_source_name(src)}>work{dst}"
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def index(self, name: str) -> int:
+        """The index of an action name (R10); unknown names raise ValueError."""
+        try:
+            return self._index[name]
+        except (KeyError, TypeError):
+            raise ValueError(
+                f"unknown action name {name!r}; names look like 'wait', 'draw', 'call', "
+                f"'nertz>foundation', 'waste>work2', 'work0>work3:2' (see action_names)"
+            ) from None
+
+    def name(self, index: int) -> str:
+        if not 0 <= int(index) < len(self.names):
+            raise ValueError(f"action {index!r} is out of range; actions are 0..{len(self.names) - 1}")
+        return self.names[int(index)]
+
+    @cached_property
+    def kinds(self) -> np.ndarray:
+        return self.table[:, 0]

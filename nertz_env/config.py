@@ -1,0 +1,172 @@
+"""The rule options of RULES.md as one frozen, validated object.
+
+Every option defaults to the standard game (pagat, ``seeds/000``). A bad value raises a
+``ValueError`` naming the option, the value and what is accepted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+REWARD_MODES = ("dense", "sparse", "relative")
+
+# Indices of the packed integer config the compiled engine reads (see ``NertzConfig.packed``).
+C_PLAYERS, C_NERTZ, C_WORK, C_DRAW, C_NERTZ_TO_WORK, C_FILL_ANY, C_SLIDE, C_AUTO_CALL = range(8)
+C_COLLISION_SEAT, C_PENALTY, C_BONUS, C_STALL_TICKS, C_MAX_ROT, C_MAX_CYCLES, C_REWARD = range(8, 15)
+C_SIZE = 15
+
+
+def _fail(option: str, value: Any, accepted: str) -> None:
+    raise ValueError(f"invalid {option}={value!r}: accepted {accepted}")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class NertzConfig:
+    """Rule options (R2 to R7) and the reward mode; see RULES.md for each.
+
+    Args:
+        num_players: 2 to 8 players, each with their own deck (R1).
+        nertz_pile_size: cards in each Nertz pile (R2), default 13.
+        work_piles: work piles per player, 4 to 6 (R2).
+        stock_draw: cards turned per DRAW, 3 or 1 (R4.1).
+        nertz_to_work: the Nertz top may go onto a non-empty work pile (R4.3; False is Snerts).
+        fill_empty_from: ``"any"`` source may fill an empty work pile, or only ``"nertz"`` (R4.4).
+        slide_under: the slide-under move of R4.5.
+        auto_call: call "Nertz!" by itself when the Nertz pile empties (R4.6).
+        collision: who wins a foundation race (R6): ``"random"`` (weighted by ``speed``) or
+            ``"seat"`` (lower seat wins).
+        speed: per-player weights for ``collision="random"``; ``None`` means equal.
+        nertz_penalty: points lost per card left in the Nertz pile (R7).
+        call_bonus: points for calling (R7).
+        stall_ticks: ticks without progress before the stall rotation (R5); ``"auto"`` is one
+            whole stock cycle of the player with the most stock and waste.
+        max_stall_rotations: rotations in a row without progress before the hand ends (R5);
+            ``None`` means 3 for draw-3 and 1 for draw-1.
+        max_cycles: ticks before the hand is truncated (R5).
+        reward: ``"dense"`` (change of the R7 running score each tick), ``"sparse"`` (the R7
+            score at the end) or ``"relative"`` (dense minus the opponents' mean).
+    """
+
+    num_players: int = 4
+    nertz_pile_size: int = 13
+    work_piles: int = 4
+    stock_draw: int = 3
+    nertz_to_work: bool = True
+    fill_empty_from: str = "any"
+    slide_under: bool = True
+    auto_call: bool = False
+    collision: str = "random"
+    speed: tuple[float, ...] | None = None
+    nertz_penalty: int = 2
+    call_bonus: int = 0
+    stall_ticks: int | str = "auto"
+    max_stall_rotations: int | None = None
+    max_cycles: int = 2000
+    reward: str = "dense"
+    _packed: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not _is_int(self.num_players) or not 2 <= self.num_players <= 8:
+            _fail("num_players", self.num_players, "an integer from 2 to 8")
+        if not _is_int(self.work_piles) or not 4 <= self.work_piles <= 6:
+            _fail("work_piles", self.work_piles, "an integer from 4 to 6")
+        top = 52 - self.work_piles
+        if not _is_int(self.nertz_pile_size) or not 1 <= self.nertz_pile_size <= top:
+            _fail("nertz_pile_size", self.nertz_pile_size, f"an integer from 1 to {top}")
+        if not _is_int(self.stock_draw) or self.stock_draw not in (1, 3):
+            _fail("stock_draw", self.stock_draw, "3 or 1")
+        for name in ("nertz_to_work", "slide_under", "auto_call"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                _fail(name, getattr(self, name), "True or False")
+        if self.fill_empty_from not in ("any", "nertz"):
+            _fail("fill_empty_from", self.fill_empty_from, "'any' or 'nertz'")
+        if self.collision not in ("random", "seat"):
+            _fail("collision", self.collision, "'random' or 'seat'")
+        if self.speed is not None:
+            try:
+                speed = tuple(float(s) for s in self.speed)
+            except (TypeError, ValueError):
+                speed = ()
+            if len(speed) != self.num_players or not all(np.isfinite(s) and s > 0 for s in speed):
+                _fail("speed", self.speed, f"None or {self.num_players} positive numbers, one per player")
+            if self.collision != "random":
+                _fail("speed", self.speed, "None unless collision='random' (speed weights random races)")
+            object.__setattr__(self, "speed", speed)
+        for name in ("nertz_penalty", "call_bonus"):
+            if not _is_int(getattr(self, name)) or getattr(self, name) < 0:
+                _fail(name, getattr(self, name), "an integer >= 0")
+        if self.stall_ticks != "auto" and (not _is_int(self.stall_ticks) or self.stall_ticks < 1):
+            _fail("stall_ticks", self.stall_ticks, "'auto' or an integer >= 1")
+        if self.max_stall_rotations is not None and (
+            not _is_int(self.max_stall_rotations) or self.max_stall_rotations < 0
+        ):
+            _fail("max_stall_rotations", self.max_stall_rotations, "None or an integer >= 0")
+        if not _is_int(self.max_cycles) or self.max_cycles < 1:
+            _fail("max_cycles", self.max_cycles, "an integer >= 1")
+        if self.reward not in REWARD_MODES:
+            _fail("reward", self.reward, "'dense', 'sparse' or 'relative'")
+        packed = np.zeros(C_SIZE, dtype=np.int64)
+        packed[C_PLAYERS] = self.num_players
+        packed[C_NERTZ] = self.nertz_pile_size
+        packed[C_WORK] = self.work_piles
+        packed[C_DRAW] = self.stock_draw
+        packed[C_NERTZ_TO_WORK] = self.nertz_to_work
+        packed[C_FILL_ANY] = self.fill_empty_from == "any"
+        packed[C_SLIDE] = self.slide_under
+        packed[C_AUTO_CALL] = self.auto_call
+        packed[C_COLLISION_SEAT] = self.collision == "seat"
+        packed[C_PENALTY] = self.nertz_penalty
+        packed[C_BONUS] = self.call_bonus
+        packed[C_STALL_TICKS] = 0 if self.stall_ticks == "auto" else self.stall_ticks
+        packed[C_MAX_ROT] = self.stall_rotations
+        packed[C_MAX_CYCLES] = self.max_cycles
+        packed[C_REWARD] = REWARD_MODES.index(self.reward)
+        packed.setflags(write=False)
+        object.__setattr__(self, "_packed", packed)
+
+    @classmethod
+    def from_kwargs(cls, **options: Any) -> NertzConfig:
+        """Build from keyword options, naming any unknown option and listing the known ones."""
+        known = {f.name for f in dataclasses.fields(cls) if f.init}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise ValueError(f"unknown option(s) {', '.join(unknown)}; known options: {', '.join(sorted(known))}")
+        return cls(**options)
+
+    def replace(self, **changes: Any) -> NertzConfig:
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def stall_rotations(self) -> int:
+        """``max_stall_rotations`` with its default resolved (R5)."""
+        if self.max_stall_rotations is not None:
+            return int(self.max_stall_rotations)
+        return 3 if self.stock_draw == 3 else 1
+
+    @property
+    def packed(self) -> np.ndarray:
+        """The options as the int64 array the compiled engine reads (read-only)."""
+        return self._packed
+
+    @property
+    def speed_weights(self) -> np.ndarray:
+        return np.asarray(self.speed if self.speed is not None else (1.0,) * self.num_players, dtype=np.float64)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return self.to_dict()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for k, v in state.items():
+            object.__setattr__(self, k, v)
+        self.__post_init__()

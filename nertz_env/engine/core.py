@@ -1,0 +1,434 @@
+"""The rules of RULES.md R2 to R7 as compiled functions over one game ``b`` of a batch.
+
+Everything is decided on the state at the start of a tick (R3): ``legal`` and ``legal_mask`` read
+it, ``step`` first checks every player's action against it, then resolves the foundation races
+(R6), then applies all moves together, then the call, stall and length rules (R5) and the score
+(R7). No Python object is created per card or per move.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from nertz_env.actions import CALL, DRAW, NERTZ, TO_FOUNDATION, TO_WORK, UNDER, WAIT, WASTE, WORK_SOURCE
+from nertz_env.config import (
+    C_AUTO_CALL,
+    C_BONUS,
+    C_COLLISION_SEAT,
+    C_DRAW,
+    C_FILL_ANY,
+    C_MAX_CYCLES,
+    C_MAX_ROT,
+    C_NERTZ,
+    C_NERTZ_TO_WORK,
+    C_PENALTY,
+    C_PLAYERS,
+    C_STALL_TICKS,
+    C_WORK,
+)
+from nertz_env.engine.rng import below, uniform
+from nertz_env.engine.state import END_CALL, END_MAX_CYCLES, END_STALL, RUNNING
+
+
+@njit(cache=True, inline="always")
+def rank(card) -> int:
+    return card % 13 + 1
+
+
+@njit(cache=True, inline="always")
+def red(card) -> bool:
+    suit = card // 13
+    return suit == 1 or suit == 2
+
+
+@njit(cache=True, inline="always")
+def builds_on(card, onto) -> bool:
+    """``card`` may lie on ``onto`` in a work pile: one rank lower, opposite colour (R4.3)."""
+    return rank(card) == rank(onto) - 1 and red(card) != red(onto)
+
+
+# ---------------------------------------------------------------------------------------------
+# The deal (R2)
+
+
+@njit(cache=True)
+def deal(s, b, decks, cfg):
+    """Deal game ``b`` from ``decks[p]``: each player's 52 cards in R10 order (top of deck first)."""
+    n_players, n_nertz, n_work = cfg[C_PLAYERS], cfg[C_NERTZ], cfg[C_WORK]
+    for p in range(n_players):
+        for k in range(n_nertz):  # the first dealt lies at the bottom
+            s.nertz[b, p, k] = decks[p, k]
+        s.nertz_len[b, p] = n_nertz
+        for j in range(n_work):
+            s.work[b, p, j, 0] = decks[p, n_nertz + j]
+            s.work_len[b, p, j] = 1
+        rest = 52 - n_nertz - n_work
+        for k in range(rest):  # the first of the rest is the top of the stock
+            s.stock[b, p, rest - 1 - k] = decks[p, n_nertz + n_work + k]
+        s.stock_len[b, p] = rest
+        s.waste_len[b, p] = 0
+        s.stock_known[b, p] = False
+        s.on_found[b, p] = 0
+        s.called[b, p] = False
+        s.collision[b, p] = False
+        s.won_race[b, p] = False
+        s.illegal[b, p] = False
+        s.score[b, p] = -cfg[C_PENALTY] * n_nertz
+    s.found_len[b, :] = 0
+    s.n_found[b] = 0
+    s.found_tops[b, :, :] = 0
+    s.tick[b] = 0
+    s.since_progress[b] = 0
+    s.rotations[b] = 0
+    s.ended[b] = RUNNING
+
+
+@njit(cache=True)
+def shuffle_deal(s, b, cfg):
+    """Shuffle every player's deck from game ``b``'s own stream, then deal (R2)."""
+    n_players = cfg[C_PLAYERS]
+    decks = np.empty((n_players, 52), np.int8)
+    for p in range(n_players):
+        for k in range(52):
+            decks[p, k] = k
+        for k in range(51, 0, -1):
+            j = below(s.rng, b, k + 1)
+            t = decks[p, k]
+            decks[p, k] = decks[p, j]
+            decks[p, j] = t
+    deal(s, b, decks, cfg)
+
+
+# ---------------------------------------------------------------------------------------------
+# Legal moves (R4), on the state at the start of the tick (R3)
+
+
+@njit(cache=True, inline="always")
+def source_card(s, b, p, src, n) -> int:
+    """The moving card (the first card of a block of ``n``) of a source, or -1 if it has none."""
+    if src == NERTZ:
+        k = s.nertz_len[b, p]
+        return s.nertz[b, p, k - 1] if k > 0 else -1
+    if src == WASTE:
+        k = s.waste_len[b, p]
+        return s.waste[b, p, k - 1] if k > 0 else -1
+    i = src - WORK_SOURCE
+    k = s.work_len[b, p, i]
+    return s.work[b, p, i, k - n] if k >= n else -1
+
+
+@njit(cache=True, inline="always")
+def legal_row(kind, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg) -> bool:
+    """The legality of one catalogue row for one player, from that player's view of the table:
+    ``nertz_top``/``waste_top`` (-1 if empty), their ``work`` piles and ``work_len``, and the
+    foundation ``tops`` table. The single statement of R4; ``legal`` and ``legal_mask`` call it."""
+    if kind == WAIT:  # R4.7
+        return True
+    if kind == DRAW:  # R4.1
+        return can_draw
+    if kind == CALL:  # R4.6
+        return nertz_top < 0
+    if src == NERTZ:
+        card = nertz_top
+    elif src == WASTE:
+        card = waste_top
+    else:
+        k = work_len[src - WORK_SOURCE]
+        card = work[src - WORK_SOURCE, k - n] if k >= n else -1
+    if card < 0:
+        return False
+    if kind == TO_FOUNDATION:  # R4.2: an ace starts a pile, else a pile of its suit one lower
+        r = rank(card)
+        return r == 1 or tops[card // 13, r - 1] > 0
+    if kind == TO_WORK:
+        if src >= WORK_SOURCE and src - WORK_SOURCE == dst:
+            return False
+        k = work_len[dst]
+        if k == 0:  # R4.4: any card or block; with fill_empty_from="nertz" only the Nertz top
+            return src == NERTZ or cfg[C_FILL_ANY] != 0
+        if src == NERTZ and cfg[C_NERTZ_TO_WORK] == 0:  # R4.3, Snerts
+            return False
+        return builds_on(card, work[dst, k - 1])  # R4.3
+    if kind == UNDER:  # R4.5: a shortcut through an empty pile, so only what may fill one
+        if src == WASTE and cfg[C_FILL_ANY] == 0:
+            return False
+        if work_len[dst] == 0 or not any_empty:
+            return False
+        return builds_on(work[dst, 0], card)
+    return False
+
+
+@njit(cache=True, inline="always")
+def _player_view(s, b, p, n_work):
+    k = s.nertz_len[b, p]
+    nertz_top = np.int64(s.nertz[b, p, k - 1]) if k > 0 else np.int64(-1)
+    k = s.waste_len[b, p]
+    waste_top = np.int64(s.waste[b, p, k - 1]) if k > 0 else np.int64(-1)
+    work_len = s.work_len[b, p]
+    any_empty = False
+    for j in range(n_work):
+        if work_len[j] == 0:
+            any_empty = True
+    can_draw = s.stock_len[b, p] > 0 or s.waste_len[b, p] > 0
+    return nertz_top, waste_top, s.work[b, p], work_len, s.found_tops[b], can_draw, any_empty
+
+
+@njit(cache=True)
+def legal(s, b, p, kind, src, dst, n, cfg) -> bool:
+    """Whether player ``p`` may make a move now (R4); after the hand only WAIT (R5)."""
+    if s.ended[b] != RUNNING:
+        return kind == WAIT
+    nt, wt, work, wl, tops, can_draw, any_empty = _player_view(s, b, p, cfg[C_WORK])
+    return legal_row(kind, src, dst, n, nt, wt, work, wl, tops, can_draw, any_empty, cfg)
+
+
+@njit(cache=True)
+def legal_mask(s, b, p, cfg, table, out):
+    """Write player ``p``'s mask over the catalogue ``table`` into ``out`` (int8)."""
+    if s.ended[b] != RUNNING:
+        for a in range(table.shape[0]):
+            out[a] = table[a, 0] == WAIT
+        return
+    nt, wt, work, wl, tops, can_draw, any_empty = _player_view(s, b, p, cfg[C_WORK])
+    for a in range(table.shape[0]):
+        out[a] = legal_row(
+            table[a, 0], table[a, 1], table[a, 2], table[a, 3], nt, wt, work, wl, tops, can_draw, any_empty, cfg
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# One tick (R3, R5, R6, R7)
+
+
+@njit(cache=True, inline="always")
+def pop_source(s, b, p, src):
+    if src == NERTZ:
+        s.nertz_len[b, p] -= 1
+    elif src == WASTE:
+        s.waste_len[b, p] -= 1
+    else:
+        s.work_len[b, p, src - WORK_SOURCE] -= 1
+
+
+@njit(cache=True)
+def draw(s, b, p, n_draw):
+    """R4.1: turn up to ``n_draw`` cards one by one, or turn the waste over into a new stock."""
+    k = s.stock_len[b, p]
+    if k > 0:
+        m = min(n_draw, k)
+        w = s.waste_len[b, p]
+        for t in range(m):
+            s.waste[b, p, w + t] = s.stock[b, p, k - 1 - t]
+        s.stock_len[b, p] = k - m
+        s.waste_len[b, p] = w + m
+    else:
+        w = s.waste_len[b, p]
+        for t in range(w):
+            s.stock[b, p, t] = s.waste[b, p, w - 1 - t]
+        s.stock_len[b, p] = w
+        s.waste_len[b, p] = 0
+        s.stock_known[b, p] = True  # R9: the owner has now seen every card of the stock
+
+
+@njit(cache=True)
+def rotate_stock(s, b, p):
+    """R5 stall rule: the waste turned over goes under the stock, then the top card to the bottom."""
+    k, w = s.stock_len[b, p], s.waste_len[b, p]
+    n = k + w
+    if n == 0:
+        return
+    buf = np.empty(n, np.int8)
+    for t in range(w):
+        buf[t] = s.waste[b, p, w - 1 - t]
+    for t in range(k):
+        buf[w + t] = s.stock[b, p, t]
+    s.stock[b, p, 0] = buf[n - 1]
+    for t in range(n - 1):
+        s.stock[b, p, t + 1] = buf[t]
+    s.stock_len[b, p] = n
+    s.waste_len[b, p] = 0
+
+
+@njit(cache=True)
+def stall_limit(s, b, cfg) -> int:
+    """R5: ticks for every player to turn through all of their stock and waste once."""
+    if cfg[C_STALL_TICKS] > 0:
+        return cfg[C_STALL_TICKS]
+    d = cfg[C_DRAW]
+    most = 0
+    for p in range(cfg[C_PLAYERS]):
+        most = max(most, (s.stock_len[b, p] + s.waste_len[b, p] + d - 1) // d)
+    return most + 1
+
+
+@njit(cache=True)
+def pick_winners(s, b, claimants, m, k, cfg, speed, won):
+    """R6: choose ``k`` of the ``m`` claimants; ``won[i]`` marks claimant ``claimants[i]``."""
+    for i in range(m):
+        won[i] = False
+    if cfg[C_COLLISION_SEAT] != 0:  # claimants are listed in seat order: lower seats win
+        for i in range(k):
+            won[i] = True
+        return
+    for _ in range(k):  # weighted draws without replacement from the game's stream
+        total = 0.0
+        for i in range(m):
+            if not won[i]:
+                total += speed[claimants[i]]
+        x = uniform(s.rng, b) * total
+        chosen = -1
+        for i in range(m):
+            if not won[i]:
+                chosen = i
+                x -= speed[claimants[i]]
+                if x < 0.0:
+                    break
+        won[chosen] = True
+
+
+@njit(cache=True)
+def step(s, b, actions, cfg, table, speed):
+    """Resolve one tick of game ``b``; ``actions[p]`` indexes the catalogue ``table``."""
+    n_players, n_work = cfg[C_PLAYERS], cfg[C_WORK]
+    for p in range(n_players):
+        s.collision[b, p] = False
+        s.won_race[b, p] = False
+        s.illegal[b, p] = False
+    if s.ended[b] != RUNNING:
+        return
+    n_actions = table.shape[0]
+    kind = np.zeros(n_players, np.int64)
+    src = np.zeros(n_players, np.int64)
+    dst = np.zeros(n_players, np.int64)
+    cnt = np.zeros(n_players, np.int64)
+    # R3: every action is judged on the state at the start of the tick; illegal ones are WAIT.
+    for p in range(n_players):
+        a = actions[p]
+        if a < 0 or a >= n_actions:
+            s.illegal[b, p] = True
+            continue
+        k_, s_, d_, n_ = table[a, 0], table[a, 1], table[a, 2], table[a, 3]
+        if legal(s, b, p, k_, s_, d_, n_, cfg):
+            kind[p], src[p], dst[p], cnt[p] = k_, s_, d_, n_
+        else:
+            s.illegal[b, p] = True
+
+    # R6: races for the same foundation card. Piles are chosen on the start-of-tick table, so
+    # the assignment is made before any card lands.
+    card = np.full(n_players, -1, np.int64)
+    pile = np.full(n_players, -1, np.int64)
+    for p in range(n_players):
+        if kind[p] == TO_FOUNDATION:
+            card[p] = source_card(s, b, p, src[p], 1)
+    done = np.zeros(n_players, np.bool_)
+    claimants = np.empty(n_players, np.int64)
+    won = np.empty(n_players, np.bool_)
+    n_found = s.n_found[b]
+    for p in range(n_players):
+        if card[p] < 0 or done[p] or rank(card[p]) == 1:  # R6: aces never collide
+            continue
+        m = 0
+        for q in range(p, n_players):
+            if card[q] >= 0 and not done[q] and card[q] == card[p]:
+                claimants[m] = q
+                m += 1
+                done[q] = True
+        suit, below_rank = card[p] // 13, rank(card[p]) - 1
+        k = min(m, np.int64(s.found_tops[b, suit, below_rank]))
+        if m > k:
+            pick_winners(s, b, claimants, m, k, cfg, speed, won)
+        else:
+            for i in range(m):
+                won[i] = True
+        f = 0
+        for i in range(m):  # winners in seat order take the matching piles in pile order
+            q = claimants[i]
+            if not won[i]:
+                s.collision[b, q] = True
+                kind[q] = WAIT
+                continue
+            s.won_race[b, q] = m > k
+            while not (s.found_suit[b, f] == suit and s.found_len[b, f] == below_rank):
+                f += 1
+            pile[q] = f
+            f += 1
+
+    # All moves resolve together (R3); each touches only its owner's layout and its own pile.
+    progress = False
+    for p in range(n_players):
+        kp = kind[p]
+        if kp == DRAW:
+            draw(s, b, p, cfg[C_DRAW])
+        elif kp == CALL:
+            s.called[b, p] = True
+        elif kp == TO_FOUNDATION:
+            c = card[p]
+            suit = c // 13
+            if pile[p] < 0:  # R4.2: an ace starts a new pile
+                f = n_found
+                n_found += 1
+                s.found_suit[b, f] = suit
+            else:
+                f = pile[p]
+            h = s.found_len[b, f]
+            s.found[b, f, h] = p * 52 + c
+            s.found_tops[b, suit, h] -= 1 if h > 0 else 0
+            s.found_len[b, f] = h + 1
+            s.found_tops[b, suit, h + 1] += 1
+            s.on_found[b, p] += 1
+            pop_source(s, b, p, src[p])
+            progress = True
+        elif kp == TO_WORK:
+            j, sp = dst[p], src[p]
+            h = s.work_len[b, p, j]
+            if sp >= WORK_SOURCE:  # a block of cnt cards keeps its order (work-to-work: no progress)
+                i = sp - WORK_SOURCE
+                hi = s.work_len[b, p, i]
+                for t in range(cnt[p]):
+                    s.work[b, p, j, h + t] = s.work[b, p, i, hi - cnt[p] + t]
+                s.work_len[b, p, i] = hi - cnt[p]
+                s.work_len[b, p, j] = h + cnt[p]
+            else:
+                s.work[b, p, j, h] = source_card(s, b, p, sp, 1)
+                s.work_len[b, p, j] = h + 1
+                pop_source(s, b, p, sp)
+                progress = True
+        elif kp == UNDER:  # R4.5
+            j = dst[p]
+            h = s.work_len[b, p, j]
+            for t in range(h, 0, -1):
+                s.work[b, p, j, t] = s.work[b, p, j, t - 1]
+            s.work[b, p, j, 0] = source_card(s, b, p, src[p], 1)
+            s.work_len[b, p, j] = h + 1
+            pop_source(s, b, p, src[p])
+            progress = True
+    s.n_found[b] = n_found
+    s.tick[b] += 1
+
+    any_call = False
+    for p in range(n_players):
+        if cfg[C_AUTO_CALL] != 0 and s.nertz_len[b, p] == 0:  # R4.6 auto_call
+            s.called[b, p] = True
+        any_call = any_call or s.called[b, p]
+        s.score[b, p] = (  # R7
+            s.on_found[b, p] - cfg[C_PENALTY] * s.nertz_len[b, p] + (cfg[C_BONUS] if s.called[b, p] else 0)
+        )
+    if any_call:  # R5: the hand ends at the end of the tick of the call
+        s.ended[b] = END_CALL
+        return
+    if progress:
+        s.since_progress[b] = 0
+        s.rotations[b] = 0
+    else:
+        s.since_progress[b] += 1
+        if s.since_progress[b] >= stall_limit(s, b, cfg):  # R5 stall
+            if s.rotations[b] >= cfg[C_MAX_ROT]:
+                s.ended[b] = END_STALL
+                return
+            for p in range(n_players):
+                rotate_stock(s, b, p)
+            s.rotations[b] += 1
+            s.since_progress[b] = 0
+    if s.tick[b] >= cfg[C_MAX_CYCLES]:  # R5: truncation
+        s.ended[b] = END_MAX_CYCLES

@@ -1,0 +1,88 @@
+"""The table of a batch of games as plain numpy arrays (struct of arrays, batch first).
+
+Piles are stored bottom to top, so the last used slot is the card on top (R10). Player cards are
+codes 0..51 of the owner's deck; foundation cards are global ids ``owner * 52 + card`` (R1).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+RUNNING, END_CALL, END_STALL, END_MAX_CYCLES = 0, 1, 2, 3
+END_REASONS = (None, "call", "stall", "max_cycles")
+
+
+class State(NamedTuple):
+    nertz: np.ndarray  # int8 [B, P, 52]
+    nertz_len: np.ndarray  # int16 [B, P]
+    work: np.ndarray  # int8 [B, P, W, 13]
+    work_len: np.ndarray  # int8 [B, P, W]
+    stock: np.ndarray  # int8 [B, P, 52], top at stock_len - 1
+    stock_len: np.ndarray  # int16 [B, P]
+    waste: np.ndarray  # int8 [B, P, 52], top at waste_len - 1
+    waste_len: np.ndarray  # int16 [B, P]
+    stock_known: np.ndarray  # bool [B, P]: the owner has turned through the whole stock (R9)
+    found: np.ndarray  # int16 [B, F, 13] global card ids, F = 4 * P
+    found_len: np.ndarray  # int8 [B, F]
+    found_suit: np.ndarray  # int8 [B, F]
+    n_found: np.ndarray  # int16 [B]
+    found_tops: np.ndarray  # int8 [B, 4, 14]: piles of suit s whose top rank is r
+    on_found: np.ndarray  # int16 [B, P]: cards of each player on foundations (R7)
+    called: np.ndarray  # bool [B, P]
+    score: np.ndarray  # int32 [B, P]: running R7 score
+    tick: np.ndarray  # int32 [B]
+    since_progress: np.ndarray  # int32 [B] (R5)
+    rotations: np.ndarray  # int32 [B]: stall rotations in a row without progress (R5)
+    ended: np.ndarray  # int8 [B]: RUNNING or END_*
+    rng: np.ndarray  # uint64 [B]: each game's own random stream
+    collision: np.ndarray  # bool [B, P]: lost a foundation race last tick (R6)
+    won_race: np.ndarray  # bool [B, P]: won a contested race last tick (R6)
+    illegal: np.ndarray  # bool [B, P]: last action was illegal and played as WAIT
+
+
+def new_state(batch: int, num_players: int, work_piles: int) -> State:
+    b, p, w = batch, num_players, work_piles
+    return State(
+        nertz=np.zeros((b, p, 52), np.int8),
+        nertz_len=np.zeros((b, p), np.int16),
+        work=np.zeros((b, p, w, 13), np.int8),
+        work_len=np.zeros((b, p, w), np.int8),
+        stock=np.zeros((b, p, 52), np.int8),
+        stock_len=np.zeros((b, p), np.int16),
+        waste=np.zeros((b, p, 52), np.int8),
+        waste_len=np.zeros((b, p), np.int16),
+        stock_known=np.zeros((b, p), np.bool_),
+        found=np.zeros((b, 4 * p, 13), np.int16),
+        found_len=np.zeros((b, 4 * p), np.int8),
+        found_suit=np.zeros((b, 4 * p), np.int8),
+        n_found=np.zeros(b, np.int16),
+        found_tops=np.zeros((b, 4, 14), np.int8),
+        on_found=np.zeros((b, p), np.int16),
+        called=np.zeros((b, p), np.bool_),
+        score=np.zeros((b, p), np.int32),
+        tick=np.zeros(b, np.int32),
+        since_progress=np.zeros(b, np.int32),
+        rotations=np.zeros(b, np.int32),
+        ended=np.zeros(b, np.int8),
+        rng=np.zeros(b, np.uint64),
+        collision=np.zeros((b, p), np.bool_),
+        won_race=np.zeros((b, p), np.bool_),
+        illegal=np.zeros((b, p), np.bool_),
+    )
+
+
+def copy_state(state: State) -> State:
+    return State(*(a.copy() for a in state))
+
+
+def take_game(state: State, b: int) -> State:
+    """Game ``b`` as a batch of one (a copy)."""
+    return State(*(a[b : b + 1].copy() for a in state))
+
+
+def put_game(state: State, b: int, game: State) -> None:
+    """Write a batch-of-one ``game`` into slot ``b`` of ``state``."""
+    for dst, src in zip(state, game):
+        dst[b] = src[0]

@@ -1,0 +1,151 @@
+"""One game over the compiled engine (a batch of one): dealing, stepping, inspection.
+
+This is the thin Python layer both environments share. It reads and writes the table in R10
+notation (``snapshot``) and saves and restores it cheaply (``get_state`` / ``set_state``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from nertz_env import engine
+from nertz_env.actions import ActionCatalogue
+from nertz_env.cards import card_name, parse_deck
+from nertz_env.config import NertzConfig
+from nertz_env.layout import ObservationLayout
+
+
+class Game:
+    """A single Nertz hand: ``reset`` deals, ``step`` plays one tick (R3)."""
+
+    def __init__(self, config: NertzConfig):
+        self.config = config
+        self.catalogue = ActionCatalogue(config)
+        self.layout = ObservationLayout(config)
+        p = config.num_players
+        self.state = engine.new_state(1, p, config.work_piles)
+        self.obs = np.zeros((p, self.layout.size), np.int8)
+        self.masks = np.zeros((p, len(self.catalogue)), np.int8)
+        self.rewards = np.zeros(p, np.float64)
+        self._prev = np.zeros(p, np.int32)
+        self._cfg = config.packed
+        self._speed = config.speed_weights
+        self._actions = np.zeros(p, np.int64)
+        self.seeded = False
+
+    # -- dealing ---------------------------------------------------------------------------
+    def reset(self, seed: int | None = None, decks: Sequence[Sequence[str | int]] | None = None) -> None:
+        """Deal a new hand (R2): shuffled from the game's stream, or the R10 fixed ``decks``."""
+        if seed is not None or not self.seeded:
+            self.state.rng[0] = engine.seed_streams(seed, 1)[0]
+            self.seeded = True
+        if decks is None:
+            engine.shuffle_deal(self.state, 0, self._cfg)
+        else:
+            engine.deal(self.state, 0, self.parse_decks(decks), self._cfg)
+        self.rewards[:] = 0
+        engine.observe_and_mask(self.state, 0, self._cfg, self.catalogue.table, self.obs, self.masks)
+
+    def parse_decks(self, decks: Sequence[Sequence[str | int]]) -> np.ndarray:
+        n = self.config.num_players
+        if isinstance(decks, (str, bytes)) or not isinstance(decks, Sequence) or len(decks) != n:
+            got = len(decks) if isinstance(decks, Sequence) and not isinstance(decks, str) else repr(decks)
+            raise ValueError(f"decks must be a list of {n} decks (one 52-card list per player, R10), got {got}")
+        return np.array([parse_deck(d, owner=p) for p, d in enumerate(decks)], dtype=np.int8)
+
+    # -- playing ---------------------------------------------------------------------------
+    def step(self, actions: Sequence[int] | np.ndarray) -> None:
+        """One tick: every player's action resolves together (R3, R6)."""
+        self._actions[:] = actions
+        engine.advance(
+            self.state, 0, self._actions, self._cfg, self.catalogue.table, self._speed,
+            self._prev, self.obs, self.masks, self.rewards,
+        )
+
+    def legal_actions(self, player: int) -> np.ndarray:
+        return np.flatnonzero(self.masks[player])
+
+    def why_illegal(self, player: int, action: int) -> str:
+        """A short reason an action is illegal now, for error messages."""
+        s, p = self.snapshot(), self.state
+        kind, src, dst, n = (int(x) for x in self.catalogue.table[action])
+        name = self.catalogue.names[action]
+        if s["ended"]:
+            return "the hand is over; only 'wait' is legal"
+        if name == "call":
+            return f"call needs an empty Nertz pile (R4.6); {int(p.nertz_len[0, player])} cards are left"
+        if name == "draw":
+            return "stock and waste are both empty (R4.1)"
+        pl = s["players"][player]
+        table = f"nertz top {pl['nertz'][-1] if pl['nertz'] else None}, waste top {pl['waste'][-1] if pl['waste'] else None}, work {pl['work']}"
+        return f"R4 does not allow {name!r} on this table ({table})"
+
+    # -- inspection ------------------------------------------------------------------------
+    @property
+    def ended(self) -> bool:
+        return bool(self.state.ended[0])
+
+    @property
+    def end_reason(self) -> str | None:
+        return engine.END_REASONS[int(self.state.ended[0])]
+
+    @property
+    def scores(self) -> np.ndarray:
+        return self.state.score[0]
+
+    @property
+    def tick(self) -> int:
+        return int(self.state.tick[0])
+
+    def callers(self) -> list[int]:
+        return [int(p) for p in np.flatnonzero(self.state.called[0])]
+
+    def state_vector(self) -> np.ndarray:
+        out = np.zeros(self.layout.state_size, np.int8)
+        engine.state_vector(self.state, 0, self._cfg, out)
+        return out
+
+    def snapshot(self) -> dict[str, Any]:
+        """The whole table as a JSON-ready dict, every pile bottom to top (R10)."""
+        s = self.state
+        names = [card_name(c) for c in range(52)]
+        players = []
+        for p in range(self.config.num_players):
+            players.append({
+                "nertz": [names[c] for c in s.nertz[0, p, : s.nertz_len[0, p]]],
+                "work": [[names[c] for c in s.work[0, p, j, : s.work_len[0, p, j]]] for j in range(self.config.work_piles)],
+                "stock": [names[c] for c in s.stock[0, p, : s.stock_len[0, p]]],
+                "waste": [names[c] for c in s.waste[0, p, : s.waste_len[0, p]]],
+            })
+        foundations = [
+            {
+                "cards": [[int(g) // 52, names[int(g) % 52]] for g in s.found[0, f, : s.found_len[0, f]]],
+                "complete": bool(s.found_len[0, f] == 13),
+            }
+            for f in range(int(s.n_found[0]))
+        ]
+        return {
+            "players": players,
+            "foundations": foundations,
+            "tick": self.tick,
+            "scores": [int(x) for x in self.scores],
+            "callers": self.callers(),
+            "ended": self.ended,
+            "end_reason": self.end_reason,
+        }
+
+    def get_state(self) -> engine.State:
+        """A cheap copy of the whole table, random stream included."""
+        return engine.copy_state(self.state)
+
+    def set_state(self, state: engine.State) -> None:
+        """Restore a table saved by ``get_state`` (of a game with the same config)."""
+        if not isinstance(state, engine.State) or any(a.shape != b.shape for a, b in zip(state, self.state)):
+            raise ValueError("set_state takes a state returned by get_state() of a game with the same config")
+        for dst, src in zip(self.state, state):
+            dst[...] = src
+        engine.observe_and_mask(self.state, 0, self._cfg, self.catalogue.table, self.obs, self.masks)
+        self.rewards[:] = 0
