@@ -1,0 +1,8 @@
+"""nertz-env: Nertz as a fast PettingZoo environment over a compiled, batched rules engine."""
+
+from nertz_env.actions import ActionCatalogue
+from nertz_env.config import NertzConfig
+from nertz_env.layout import ObservationLayout
+
+__version__ = "0.1.0"
+__all__ = ["ActionCatalogue", "NertzConfig", "ObservationLayout", "__version__"]

@@ -35,13 +35,7 @@ class ActionCatalogue:
         rows += [(TO_WORK, src, j, 1) for src in (NERTZ, WASTE) for j in range(w)]
         if config.slide_under:
             rows += [(UNDER, src, j, 1) for src in (NERTZ, WASTE) for j in range(w)]
-        rows += [
-            (TO_WORK, WORK_SOURCE + i, j, n)
-            for i in range(w)
-            for j in range(w)
-            if i != j
-            for n in range(1, 14)
-        ]
+        rows += [(TO_WORK, WORK_SOURCE + i, j, n) for i in range(w) for j in range(w) if i != j for n in range(1, 14)]
         self.table = np.array(rows, dtype=np.int8)
         self.table.setflags(write=False)
         self.names: tuple[str, ...] = tuple(self._name(*r) for r in rows)

@@ -61,8 +61,16 @@ class Game:
         """One tick: every player's action resolves together (R3, R6)."""
         self._actions[:] = actions
         engine.advance(
-            self.state, 0, self._actions, self._cfg, self.catalogue.table, self._speed,
-            self._prev, self.obs, self.masks, self.rewards,
+            self.state,
+            0,
+            self._actions,
+            self._cfg,
+            self.catalogue.table,
+            self._speed,
+            self._prev,
+            self.obs,
+            self.masks,
+            self.rewards,
         )
 
     def legal_actions(self, player: int) -> np.ndarray:
@@ -80,7 +88,9 @@ class Game:
         if name == "draw":
             return "stock and waste are both empty (R4.1)"
         pl = s["players"][player]
-        table = f"nertz top {pl['nertz'][-1] if pl['nertz'] else None}, waste top {pl['waste'][-1] if pl['waste'] else None}, work {pl['work']}"
+        nertz = pl["nertz"][-1] if pl["nertz"] else None
+        waste = pl["waste"][-1] if pl["waste"] else None
+        table = f"nertz top {nertz}, waste top {waste}, work {pl['work']}"
         return f"R4 does not allow {name!r} on this table ({table})"
 
     # -- inspection ------------------------------------------------------------------------
@@ -114,12 +124,17 @@ class Game:
         names = [card_name(c) for c in range(52)]
         players = []
         for p in range(self.config.num_players):
-            players.append({
-                "nertz": [names[c] for c in s.nertz[0, p, : s.nertz_len[0, p]]],
-                "work": [[names[c] for c in s.work[0, p, j, : s.work_len[0, p, j]]] for j in range(self.config.work_piles)],
-                "stock": [names[c] for c in s.stock[0, p, : s.stock_len[0, p]]],
-                "waste": [names[c] for c in s.waste[0, p, : s.waste_len[0, p]]],
-            })
+            players.append(
+                {
+                    "nertz": [names[c] for c in s.nertz[0, p, : s.nertz_len[0, p]]],
+                    "work": [
+                        [names[c] for c in s.work[0, p, j, : s.work_len[0, p, j]]]
+                        for j in range(self.config.work_piles)
+                    ],
+                    "stock": [names[c] for c in s.stock[0, p, : s.stock_len[0, p]]],
+                    "waste": [names[c] for c in s.waste[0, p, : s.waste_len[0, p]]],
+                }
+            )
         foundations = [
             {
                 "cards": [[int(g) // 52, names[int(g) % 52]] for g in s.found[0, f, : s.found_len[0, f]]],

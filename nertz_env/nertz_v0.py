@@ -1,0 +1,275 @@
+"""Nertz (Nerts, Pounce, Racing Demon): every player races, in the same ticks, to empty a Nertz
+pile onto shared foundations. The rules are RULES.md (R1 to R10).
+
+| Import             | `from nertz_env import nertz_v0`                                 |
+|--------------------|------------------------------------------------------------------|
+| Actions            | Discrete, one fixed catalogue per config (181 for 4 work piles)   |
+| Parallel API       | Yes (native); AEC through `nertz_v0.env()`                        |
+| Agents             | `agents = ['player_0', ..., 'player_{n-1}']`, 2 to 8             |
+| Action shape       | (1,)                                                             |
+| Action values      | 0 .. num_actions - 1                                             |
+| Observation shape  | `{"observation": (D,) int8, "action_mask": (num_actions,) int8}`  |
+| State shape        | (S,) int8: the whole table, hidden cards included                |
+
+## Observation
+Egocentric (R9): the viewer's own block first, then the other players in seat order after the
+viewer. Each block marks, per card of that player's deck, the Nertz top, each work pile's cards,
+the waste top and the cards on foundations, then the Nertz, stock and waste counts and whether the
+player called. Then the viewer's memory of their own waste (and stock, once turned through), then
+the foundation tops and the stall counters. Nothing hidden is encoded: no Nertz card below the
+top, no opponent's stock or waste below the top. `env.unwrapped.observation_layout.slices` names
+every part (see `nertz_env.layout`).
+
+## Legal Actions Mask
+`observation["action_mask"][a] == 1` iff action `a` is legal now (R4), computed on the table at the
+start of the tick (R3). WAIT is always legal, so the mask is never all zeros.
+
+## Action Space
+Named as in R10: `wait`, `draw`, `call`, `nertz>foundation`, `waste>foundation`,
+`work{i}>foundation`, `nertz>work{j}`, `waste>work{j}`, `nertz>under{j}`, `waste>under{j}` (when
+`slide_under`), `work{i}>work{j}:{n}`. `env.unwrapped.action_names` lists them and
+`env.unwrapped.action_index(name)` maps back.
+
+## Rewards
+Option `reward`: `"dense"` (each tick, the change of the player's R7 running score, so a hand's
+rewards sum to its final score minus the score at the deal), `"sparse"` (the R7 score at the end),
+`"relative"` (dense minus the mean of the opponents'). `illegal_action_penalty` is subtracted when
+an illegal action was played as WAIT.
+
+## Starting State and Episode End
+Each player deals from their own shuffled deck (R2), or from R10 fixed decks passed as
+`reset(options={"decks": [...]})`. The hand ends at the end of the tick in which someone calls
+(terminated, `end_reason="call"`), when the stall rule gives up (terminated, `"stall"`, R5), or
+after `max_cycles` ticks (truncated, `"max_cycles"`). All agents end together.
+
+## Arguments
+`num_players`, every rule option of `nertz_env.NertzConfig` (or `config=NertzConfig(...)`),
+`render_mode` (`"ansi"` or `"human"`), `strict` (raise on an illegal action instead of playing
+WAIT), `illegal_action_penalty`.
+
+## Version History
+* v0: first release.
+
+Examples:
+    >>> from nertz_env import nertz_v0
+    >>> env = nertz_v0.parallel_env(num_players=4)
+    >>> obs, infos = env.reset(seed=7)
+    >>> actions = {a: env.action_space(a).sample(obs[a]["action_mask"]) for a in env.agents}
+    >>> obs, rewards, terminations, truncations, infos = env.step(actions)
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
+
+from nertz_env.config import NertzConfig
+from nertz_env.game import Game
+from nertz_env.render import render_text
+
+__all__ = ["NertzParallelEnv", "env", "parallel_env", "raw_env"]
+
+
+class NertzParallelEnv(ParallelEnv):
+    """The PettingZoo parallel Nertz environment; see the module docstring."""
+
+    metadata = {"name": "nertz_v0", "render_modes": ["ansi", "human"], "is_parallelizable": True, "render_fps": 2}
+
+    def __init__(
+        self,
+        num_players: int = 4,
+        render_mode: str | None = None,
+        strict: bool = False,
+        illegal_action_penalty: float = 0.0,
+        config: NertzConfig | None = None,
+        **rules: Any,
+    ):
+        if config is None:
+            config = NertzConfig.from_kwargs(num_players=num_players, **rules)
+        elif rules or num_players != config.num_players and num_players != 4:
+            raise ValueError("pass either config=NertzConfig(...) or rule options, not both")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"invalid render_mode={render_mode!r}: accepted None, 'ansi' or 'human'")
+        if not isinstance(illegal_action_penalty, (int, float)) or not np.isfinite(illegal_action_penalty):
+            raise ValueError(f"invalid illegal_action_penalty={illegal_action_penalty!r}: accepted a finite number")
+        self.config = config
+        self.render_mode = render_mode
+        self.strict = bool(strict)
+        self.illegal_action_penalty = float(illegal_action_penalty)
+        self.game = Game(config)
+        self.observation_layout = self.game.layout
+        self.possible_agents = [f"player_{i}" for i in range(config.num_players)]
+        self.agents: list[str] = []
+        self._seat = {a: i for i, a in enumerate(self.possible_agents)}
+        n = len(self.game.catalogue)
+        lay = self.observation_layout
+        self.observation_spaces = {
+            a: spaces.Dict(
+                {
+                    "observation": spaces.Box(0, lay.high, (lay.size,), np.int8),
+                    "action_mask": spaces.Box(0, 1, (n,), np.int8),
+                }
+            )
+            for a in self.possible_agents
+        }
+        self.action_spaces = {a: spaces.Discrete(n) for a in self.possible_agents}
+        self.state_space = spaces.Box(0, lay.state_high, (lay.state_size,), np.int8)
+        self._actions = np.zeros(config.num_players, np.int64)
+
+    # -- spaces and names ---------------------------------------------------------------------
+    def observation_space(self, agent: str) -> spaces.Dict:
+        return self.observation_spaces[self._check_agent(agent)]
+
+    def action_space(self, agent: str) -> spaces.Discrete:
+        return self.action_spaces[self._check_agent(agent)]
+
+    @property
+    def action_names(self) -> tuple[str, ...]:
+        return self.game.catalogue.names
+
+    def action_index(self, name: str) -> int:
+        return self.game.catalogue.index(name)
+
+    def action_name(self, index: int) -> str:
+        return self.game.catalogue.name(index)
+
+    def _check_agent(self, agent: Any) -> str:
+        if agent not in self._seat:
+            raise KeyError(f"unknown agent {agent!r}; agents are {', '.join(self.possible_agents)}")
+        return agent
+
+    # -- the loop -----------------------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None):
+        options = dict(options or {})
+        unknown = set(options) - {"decks"}
+        if unknown:  # PettingZoo's api test passes arbitrary options, so a warning, not an error
+            gymnasium.logger.warn(f"ignoring unknown reset option(s) {sorted(unknown)}; known: 'decks' (R10 deals)")
+        self.game.reset(seed=seed, decks=options.get("decks"))
+        self.agents = self.possible_agents[:]
+        obs = self._observations()
+        infos = {a: {"score": int(self.game.scores[i])} for i, a in enumerate(self.agents)}
+        if self.render_mode == "human":
+            self.render()
+        return obs, infos
+
+    def step(self, actions: Mapping[str, Any]):
+        if not self.agents:
+            raise RuntimeError("step() called after the hand ended; call reset() to deal a new hand")
+        if not isinstance(actions, Mapping):
+            raise TypeError(f"actions must be a dict {{agent: action}}, got {type(actions).__name__}")
+        for agent in actions:
+            self._check_agent(agent)
+        missing = [a for a in self.agents if a not in actions]
+        if missing:
+            raise ValueError(
+                f"missing actions for live agent(s) {', '.join(missing)}; every live agent acts each tick (R3)"
+            )
+        n = len(self.game.catalogue)
+        for agent in self.agents:
+            i = self._seat[agent]
+            a = _as_action(actions[agent], agent, n)
+            if self.strict and not self.game.masks[i, a]:
+                raise ValueError(
+                    f"illegal action for {agent}: {self.action_names[a]!r} ({a}): {self.game.why_illegal(i, a)}"
+                )
+            self._actions[i] = a
+        self.game.step(self._actions)
+
+        g, st = self.game, self.game.state
+        obs = self._observations()
+        rewards = {}
+        infos = {}
+        for i, agent in enumerate(self.agents):
+            illegal = bool(st.illegal[0, i])
+            r = float(g.rewards[i])
+            if illegal:
+                r -= self.illegal_action_penalty
+            rewards[agent] = r
+            infos[agent] = {
+                "score": int(st.score[0, i]),
+                "collision": bool(st.collision[0, i]),
+                "won_race": bool(st.won_race[0, i]),
+                "illegal_action": illegal,
+            }
+        reason = g.end_reason
+        terminated = reason in ("call", "stall")
+        truncated = reason == "max_cycles"
+        terminations = dict.fromkeys(self.agents, terminated)
+        truncations = dict.fromkeys(self.agents, truncated)
+        if reason is not None:
+            final = {a: int(st.score[0, i]) for i, a in enumerate(self.agents)}
+            callers = [self.possible_agents[p] for p in g.callers()]
+            for agent in self.agents:
+                infos[agent].update(final_scores=final, callers=callers, end_reason=reason)
+            self.agents = []
+        if self.render_mode == "human":
+            self.render()
+        return obs, rewards, terminations, truncations, infos
+
+    def _observations(self) -> dict[str, dict[str, np.ndarray]]:
+        obs, masks = self.game.obs.copy(), self.game.masks.copy()
+        return {a: {"observation": obs[i], "action_mask": masks[i]} for i, a in enumerate(self.agents)}
+
+    # -- inspection ---------------------------------------------------------------------------
+    def state(self) -> np.ndarray:
+        """The whole table as one int8 vector, hidden cards included (``state_space``)."""
+        return self.game.state_vector()
+
+    def snapshot(self) -> dict[str, Any]:
+        """The table as a JSON-ready dict in R10 notation (every pile bottom to top)."""
+        return self.game.snapshot()
+
+    def get_state(self) -> dict[str, Any]:
+        """A cheap copy of the table and the env's bookkeeping, for ``set_state``."""
+        return {"table": self.game.get_state(), "agents": list(self.agents)}
+
+    def set_state(self, state: Mapping[str, Any]) -> None:
+        if not isinstance(state, Mapping) or set(state) != {"table", "agents"}:
+            raise ValueError("set_state takes a dict returned by get_state() of an env with the same config")
+        self.game.set_state(state["table"])
+        self.agents = list(state["agents"])
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        if self.render_mode == "ansi":
+            return render_text(self.snapshot(), names=self.possible_agents)
+        print(render_text(self.snapshot(), color=sys.stdout.isatty(), names=self.possible_agents))
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+def _as_action(value: Any, agent: str, n: int) -> int:
+    """An action as an int in range, or a clear error."""
+    if isinstance(value, np.ndarray) and value.size == 1:
+        value = value.reshape(()).item() if np.issubdtype(value.dtype, np.integer) else value.reshape(())
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"action for {agent} must be an integer 0..{n - 1}, got {value!r}")
+    if not 0 <= value < n:
+        raise ValueError(f"action {int(value)} for {agent} is out of range; actions are 0..{n - 1}")
+    return int(value)
+
+
+def parallel_env(**kwargs: Any) -> NertzParallelEnv:
+    """The parallel form (native): every player acts in every tick (R3)."""
+    return NertzParallelEnv(**kwargs)
+
+
+def raw_env(**kwargs: Any):
+    """The AEC form without the order-enforcing wrapper."""
+    return parallel_to_aec_wrapper(NertzParallelEnv(**kwargs))
+
+
+def env(**kwargs: Any):
+    """The AEC form: agents act one after another, and the tick resolves when the last has acted."""
+    return parallel_to_aec(NertzParallelEnv(**kwargs))
