@@ -44,8 +44,9 @@ after `max_cycles` ticks (truncated, `"max_cycles"`). All agents end together.
 
 ## Arguments
 `num_players`, every rule option of `nertz_env.NertzConfig` (or `config=NertzConfig(...)`),
-`render_mode` (`"ansi"` or `"human"`), `strict` (raise on an illegal action instead of playing
-WAIT), `illegal_action_penalty`.
+`render_mode` (`"ansi"`, `"human"` or `"rgb_array"`), `record` (keep a `Recording` of each
+hand in `env.unwrapped.recording`, for `nertz_env.replay.save_replay`), `strict` (raise on an
+illegal action instead of playing WAIT), `illegal_action_penalty`.
 
 ## Version History
 * v0: first release.
@@ -72,7 +73,8 @@ from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrappe
 
 from nertz_env.config import NertzConfig
 from nertz_env.game import Game
-from nertz_env.render import render_text
+from nertz_env.render import render_rgb, render_text
+from nertz_env.replay import Recording, start_recording
 
 __all__ = ["NertzParallelEnv", "env", "parallel_env", "raw_env"]
 
@@ -80,7 +82,12 @@ __all__ = ["NertzParallelEnv", "env", "parallel_env", "raw_env"]
 class NertzParallelEnv(ParallelEnv):
     """The PettingZoo parallel Nertz environment; see the module docstring."""
 
-    metadata = {"name": "nertz_v0", "render_modes": ["ansi", "human"], "is_parallelizable": True, "render_fps": 2}
+    metadata = {
+        "name": "nertz_v0",
+        "render_modes": ["ansi", "human", "rgb_array"],
+        "is_parallelizable": True,
+        "render_fps": 2,
+    }
 
     def __init__(
         self,
@@ -88,6 +95,7 @@ class NertzParallelEnv(ParallelEnv):
         render_mode: str | None = None,
         strict: bool = False,
         illegal_action_penalty: float = 0.0,
+        record: bool = False,
         config: NertzConfig | None = None,
         **rules: Any,
     ):
@@ -96,7 +104,7 @@ class NertzParallelEnv(ParallelEnv):
         elif rules or num_players != config.num_players and num_players != 4:
             raise ValueError("pass either config=NertzConfig(...) or rule options, not both")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"invalid render_mode={render_mode!r}: accepted None, 'ansi' or 'human'")
+            raise ValueError(f"invalid render_mode={render_mode!r}: accepted None, 'ansi', 'human' or 'rgb_array'")
         if not isinstance(illegal_action_penalty, (int, float)) or not np.isfinite(illegal_action_penalty):
             raise ValueError(f"invalid illegal_action_penalty={illegal_action_penalty!r}: accepted a finite number")
         self.config = config
@@ -104,6 +112,8 @@ class NertzParallelEnv(ParallelEnv):
         self.strict = bool(strict)
         self.illegal_action_penalty = float(illegal_action_penalty)
         self.game = Game(config)
+        self.record = bool(record)
+        self.recording: Recording | None = None
         self.observation_layout = self.game.layout
         self.possible_agents = [f"player_{i}" for i in range(config.num_players)]
         self.agents: list[str] = []
@@ -153,6 +163,8 @@ class NertzParallelEnv(ParallelEnv):
             gymnasium.logger.warn(f"ignoring unknown reset option(s) {sorted(unknown)}; known: 'decks' (R10 deals)")
         self.game.reset(seed=seed, decks=options.get("decks"))
         self.agents = self.possible_agents[:]
+        if self.record:
+            self.recording = start_recording(self.game)
         obs = self._observations()
         infos = {a: {"score": int(self.game.scores[i])} for i, a in enumerate(self.agents)}
         if self.render_mode == "human":
@@ -181,6 +193,8 @@ class NertzParallelEnv(ParallelEnv):
                 )
             self._actions[i] = a
         self.game.step(self._actions)
+        if self.recording is not None:
+            self.recording.actions.append([self.action_names[a] for a in self._actions])
 
         g, st = self.game, self.game.state
         obs = self._observations()
@@ -242,6 +256,10 @@ class NertzParallelEnv(ParallelEnv):
             return None
         if self.render_mode == "ansi":
             return render_text(self.snapshot(), names=self.possible_agents)
+        if self.render_mode == "rgb_array":
+            st = self.game.state
+            events = {"collision": st.collision[0].tolist(), "won_race": st.won_race[0].tolist()}
+            return render_rgb(self.snapshot(), events, names=self.possible_agents)
         print(render_text(self.snapshot(), color=sys.stdout.isatty(), names=self.possible_agents))
         return None
 

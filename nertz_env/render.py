@@ -37,3 +37,116 @@ def render_text(snapshot: dict[str, Any], color: bool = False, names: list[str] 
         for j, pile in enumerate(pl["work"]):
             lines.append(f"    work{j}: {_pile(pile, color)}")
     return "\n".join(lines)
+
+
+# -- pictures (optional: Pillow, imported only here) ---------------------------------------------
+
+_CARD_W, _CARD_H, _FAN, _PILE_W = 38, 52, 23, 38 + 23 * 6
+_SUIT_GLYPH = {"C": "\u2663", "D": "\u2666", "H": "\u2665", "S": "\u2660"}
+
+
+def _pillow():
+    try:
+        from PIL import Image, ImageDraw, ImageFont
+    except ImportError as exc:  # pragma: no cover - depends on the extra
+        raise ImportError(
+            "render_mode='rgb_array' and replays as GIF need Pillow: pip install 'nertz-env[render]'"
+        ) from exc
+    return Image, ImageDraw, ImageFont
+
+
+def _fonts(image_font):
+    for name in ("DejaVuSans-Bold.ttf", "DejaVuSans.ttf"):
+        try:
+            return image_font.truetype(name, 15), image_font.truetype(name, 11), True
+        except OSError:
+            continue
+    return image_font.load_default(), image_font.load_default(), False
+
+
+def render_rgb(snapshot: dict[str, Any], events: dict[str, list[bool]] | None = None, names=None):
+    """The table as an ``[H, W, 3]`` uint8 image: foundations in the middle, players around them,
+    card faces with rank and suit, scores, and a mark on whoever won (W) or lost (X) a race (R6)."""
+    import numpy as np
+
+    image, image_draw, image_font = _pillow()
+    big, small, glyphs = _fonts(image_font)
+    players = snapshot["players"]
+    n_work = len(players[0]["work"])
+    row_h = _CARD_H + 34
+    width = 16 + 3 * (_CARD_W + 26) + n_work * (_PILE_W + 12) + 16
+    n_found = max(1, len(snapshot["foundations"]))
+    per_row = max(1, (width - 32) // (_CARD_W + 6))
+    found_h = 30 + ((n_found + per_row - 1) // per_row) * (_CARD_H + 18)
+    top = (len(players) + 1) // 2
+    height = 8 + row_h * len(players) + found_h + 8
+    img = image.new("RGB", (width, height), (22, 96, 52))
+    draw = image_draw.Draw(img)
+
+    def card(x, y, name, owner=None):
+        draw.rounded_rectangle((x, y, x + _CARD_W, y + _CARD_H), 5, fill=(250, 250, 245), outline=(40, 40, 40))
+        red = name[1] in "DH"
+        colour = (200, 20, 30) if red else (15, 15, 15)
+        rank = "10" if name[0] == "T" else name[0]
+        suit = _SUIT_GLYPH[name[1]] if glyphs else name[1]
+        draw.text((x + 4, y + 2), rank, fill=colour, font=big)
+        draw.text((x + 4, y + 20), suit, fill=colour, font=big)
+        if owner is not None:
+            draw.text((x + _CARD_W - 12, y + _CARD_H - 15), str(owner), fill=(90, 90, 90), font=small)
+
+    def slot(x, y, label):
+        draw.rounded_rectangle((x, y, x + _CARD_W, y + _CARD_H), 5, outline=(160, 200, 170))
+        draw.text((x + 4, y + _CARD_H // 2 - 6), label, fill=(160, 200, 170), font=small)
+
+    def player_row(p, y):
+        pl = players[p]
+        who = names[p] if names else f"player_{p}"
+        mark = ""
+        if events is not None and events.get("won_race", [False] * len(players))[p]:
+            mark = "  won a race (W)"
+        if events is not None and events.get("collision", [False] * len(players))[p]:
+            mark = "  lost a race (X)"
+        called = "  NERTZ!" if p in snapshot["callers"] else ""
+        draw.text((16, y), f"{who}  score {snapshot['scores'][p]:+d}{called}{mark}", fill=(255, 255, 255), font=small)
+        y += 16
+        x = 16
+        (card(x, y, pl["nertz"][-1]) if pl["nertz"] else slot(x, y, ""))
+        draw.text((x, y + _CARD_H + 1), f"nertz {len(pl['nertz'])}", fill=(255, 230, 120), font=small)
+        x += _CARD_W + 26
+        (card(x, y, pl["waste"][-1]) if pl["waste"] else slot(x, y, ""))
+        draw.text((x, y + _CARD_H + 1), f"waste {len(pl['waste'])}", fill=(255, 255, 255), font=small)
+        x += _CARD_W + 26
+        if pl["stock"]:
+            draw.rounded_rectangle((x, y, x + _CARD_W, y + _CARD_H), 5, fill=(40, 60, 150), outline=(230, 230, 230))
+        else:
+            slot(x, y, "")
+        draw.text((x, y + _CARD_H + 1), f"stock {len(pl['stock'])}", fill=(255, 255, 255), font=small)
+        x += _CARD_W + 26
+        for j, pile in enumerate(pl["work"]):
+            if not pile:
+                slot(x, y, "")
+            fan = _FAN if len(pile) <= 7 else (_PILE_W - _CARD_W) / (len(pile) - 1)
+            for k, c in enumerate(pile):
+                card(int(x + k * fan), y, c)
+            draw.text((x, y + _CARD_H + 1), f"work{j}", fill=(200, 230, 210), font=small)
+            x += _PILE_W + 12
+
+    y = 8
+    for p in range(top):
+        player_row(p, y)
+        y += row_h
+    draw.text((16, y + 4), "foundations", fill=(255, 255, 255), font=small)
+    fx, fy = 16, y + 22
+    for i, f in enumerate(snapshot["foundations"]):
+        owner, name = f["cards"][-1]
+        if i and i % per_row == 0:
+            fx, fy = 16, fy + _CARD_H + 18
+        card(fx, fy, name, owner)
+        if f["complete"]:
+            draw.text((fx + 2, fy + _CARD_H + 1), "done", fill=(255, 230, 120), font=small)
+        fx += _CARD_W + 6
+    y += found_h
+    for p in range(top, len(players)):
+        player_row(p, y)
+        y += row_h
+    return np.asarray(img, dtype=np.uint8)
