@@ -58,7 +58,10 @@ def parse_deck(cards: Iterable[str | int], owner: int | None = None) -> list[int
     codes = []
     for c in cards:
         if isinstance(c, str):
-            codes.append(parse_card(c))
+            try:
+                codes.append(parse_card(c))
+            except ValueError as exc:
+                raise ValueError(f"in the deal{who}: {exc}") from None
         elif isinstance(c, int) and 0 <= c < DECK_SIZE:
             codes.append(int(c))
         else:

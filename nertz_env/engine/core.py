@@ -290,7 +290,7 @@ def pick_winners(s, b, claimants, m, k, cfg, speed, won):
 @njit(cache=True)
 def step(s, b, actions, cfg, table, speed):
     """Resolve one tick of game ``b``; ``actions[p]`` indexes the catalogue ``table``."""
-    n_players, n_work = cfg[C_PLAYERS], cfg[C_WORK]
+    n_players = cfg[C_PLAYERS]
     for p in range(n_players):
         s.collision[b, p] = False
         s.won_race[b, p] = False

@@ -3,17 +3,72 @@
 An observation is one flat int8 vector, egocentric: the viewer's block first, then the other
 players in seat order after the viewer. ``nertz_env.layout.ObservationLayout`` names its slices;
 the offsets below are the same formulas.
+
+Speed: these functions run once per game per tick, so they read the table through ``raw`` views
+(no reference counting) and write each observation row once: row 0 is built, then copied into
+the other viewers' rows with the blocks rotated. ``legal_masks`` is ``core.legal_mask`` for every
+player at once; it asks the same ``core.legal_row`` about every catalogue row that could be legal.
 """
 
 from __future__ import annotations
 
-from numba import njit
+import numpy as np
+from numba import carray, njit, types
+from numba.extending import intrinsic, overload
 
+from nertz_env.actions import TO_WORK, WAIT, WORK_SOURCE
 from nertz_env.config import C_PLAYERS, C_REWARD, C_WORK
-from nertz_env.engine.core import legal_mask, step
-from nertz_env.engine.state import RUNNING
+from nertz_env.engine.core import legal_row, step
+from nertz_env.engine.state import RUNNING, State
 
 REWARD_DENSE, REWARD_SPARSE, REWARD_RELATIVE = 0, 1, 2
+
+
+# ---------------------------------------------------------------------------------------------
+# Views without reference counts. Numba counts references to every array it hands around; in a
+# loop that passes arrays to inlined helpers (``legal_row``) the atomic counts cost more than the
+# rules. ``raw(a)`` is the same memory with no owner to count, so the compiler drops the counts.
+# It only lives inside one compiled call, while the caller keeps ``a`` alive.
+
+
+@intrinsic
+def _data(typingctx, arr):
+    if not isinstance(arr, types.Array):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return context.make_array(signature.args[0])(context, builder, args[0]).data
+
+    return types.CPointer(arr.dtype)(arr), codegen
+
+
+def raw(a):
+    """``a`` itself in Python; inside compiled code a view of a C-contiguous ``a`` without
+    reference counting (other layouts are returned as they are)."""
+    return a
+
+
+@overload(raw, inline="always")
+def _raw(a):
+    if isinstance(a, types.Array) and a.layout == "C":
+        return lambda a: carray(_data(a), a.shape)
+    return lambda a: a
+
+
+@njit(cache=True, inline="always")
+def raw_state(s):
+    """Every array of the state as a ``raw`` view (see ``raw``)."""
+    return State(
+        raw(s.nertz), raw(s.nertz_len), raw(s.work), raw(s.work_len), raw(s.stock), raw(s.stock_len),
+        raw(s.waste), raw(s.waste_len), raw(s.stock_known), raw(s.found), raw(s.found_len), raw(s.found_suit),
+        raw(s.n_found), raw(s.found_tops), raw(s.on_found), raw(s.called), raw(s.score), raw(s.tick),
+        raw(s.since_progress), raw(s.rotations), raw(s.ended), raw(s.rng), raw(s.collision), raw(s.won_race),
+        raw(s.illegal),
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------
+# Offsets
 
 
 @njit(cache=True, inline="always")
@@ -42,36 +97,48 @@ def state_size(n_players, n_work) -> int:
     return obs_size(n_players, n_work) - 105 + n_players * 156
 
 
-@njit(cache=True)
+# ---------------------------------------------------------------------------------------------
+# Observations (R9)
+
+
+@njit(cache=True, inline="always")
 def _public_blocks(s, b, cfg, out):
-    """Write every player's public block (R9) in seat order from ``out[0]``."""
+    """Write every player's public block (R9) in seat order from ``out[0]`` (already zero)."""
     n_players, n_work = cfg[C_PLAYERS], cfg[C_WORK]
     blk = block_size(n_work)
+    nertz, nertz_len, work, work_len = s.nertz[b], s.nertz_len[b], s.work[b], s.work_len[b]
+    waste, waste_len, stock_len, called = s.waste[b], s.waste_len[b], s.stock_len[b], s.called[b]
     for p in range(n_players):
         o = p * blk
-        if s.nertz_len[b, p] > 0:
-            out[o + s.nertz[b, p, s.nertz_len[b, p] - 1]] = 1
+        k = nertz_len[p]
+        if k > 0:
+            out[o + nertz[p, k - 1]] = 1
         for j in range(n_work):
-            for h in range(s.work_len[b, p, j]):
-                out[o + 52 * (j + 1) + s.work[b, p, j, h]] = 1
-        if s.waste_len[b, p] > 0:
-            out[o + 52 * (n_work + 1) + s.waste[b, p, s.waste_len[b, p] - 1]] = 1
+            oj = o + 52 * (j + 1)
+            for h in range(work_len[p, j]):
+                out[oj + work[p, j, h]] = 1
+        k = waste_len[p]
+        if k > 0:
+            out[o + 52 * (n_work + 1) + waste[p, k - 1]] = 1
         c = o + 52 * (n_work + 3)
-        out[c] = s.nertz_len[b, p]
-        out[c + 1] = s.stock_len[b, p]
-        out[c + 2] = s.waste_len[b, p]
-        out[c + 3] = s.called[b, p]
+        out[c] = nertz_len[p]
+        out[c + 1] = stock_len[p]
+        out[c + 2] = k
+        out[c + 3] = called[p]
+    found, found_len = s.found[b], s.found_len[b]
+    of = 52 * (n_work + 2)
     for f in range(s.n_found[b]):
-        for h in range(s.found_len[b, f]):
-            g = s.found[b, f, h]
-            out[(g // 52) * blk + 52 * (n_work + 2) + g % 52] = 1
+        for h in range(found_len[f]):
+            g = np.int64(found[f, h])
+            out[(g // 52) * blk + of + g % 52] = 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _globals(s, b, out, o):
+    tops = s.found_tops[b]
     for suit in range(4):
         for r in range(1, 14):
-            out[o + suit * 13 + r - 1] = s.found_tops[b, suit, r]
+            out[o + suit * 13 + r - 1] = tops[suit, r]
     out[o + 52] = min(s.since_progress[b], 127)
     out[o + 53] = min(s.rotations[b], 127)
 
@@ -79,32 +146,46 @@ def _globals(s, b, out, o):
 @njit(cache=True)
 def observe_game(s, b, cfg, out):
     """Write the observation of every player of game ``b`` into ``out[P, D]``."""
+    s = raw_state(s)
+    out = raw(out)
     n_players, n_work = cfg[C_PLAYERS], cfg[C_WORK]
     blk = block_size(n_work)
     mem = memory_offset(n_players, n_work)
     glo = global_offset(n_players, n_work)
-    out[:n_players, :] = 0
-    _public_blocks(s, b, cfg, out[0])
-    _globals(s, b, out[0], glo)
+    size = glo + 54
+    row = out[0]
+    for i in range(size):
+        row[i] = 0
+    _public_blocks(s, b, cfg, row)
+    _globals(s, b, row, glo)
     for v in range(1, n_players):  # egocentric: the viewer first, then the next seats in order
+        dst = out[v]
         for q in range(n_players):
+            o = q * blk
             src = ((v + q) % n_players) * blk
-            out[v, q * blk : (q + 1) * blk] = out[0, src : src + blk]
-        out[v, glo : glo + 54] = out[0, glo : glo + 54]
+            for i in range(blk):
+                dst[o + i] = row[src + i]
+        for i in range(mem, glo):
+            dst[i] = 0
+        for i in range(glo, size):
+            dst[i] = row[i]
+    waste, waste_len, stock, stock_len = s.waste[b], s.waste_len[b], s.stock[b], s.stock_len[b]
     for v in range(n_players):  # R9: what the viewer remembers of their own waste and stock
-        w = s.waste_len[b, v]
+        dst = out[v]
+        w = waste_len[v]
         for t in range(w):
-            out[v, mem + s.waste[b, v, t]] = w - t  # 1 = the top
+            dst[mem + waste[v, t]] = w - t  # 1 = the top
         if s.stock_known[b, v]:
-            k = s.stock_len[b, v]
+            k = stock_len[v]
             for t in range(k):
-                out[v, mem + 52 + s.stock[b, v, t]] = k - t  # 1 = the next card to turn
-            out[v, mem + 104] = 1
+                dst[mem + 52 + stock[v, t]] = k - t  # 1 = the next card to turn
+            dst[mem + 104] = 1
 
 
 @njit(cache=True)
 def state_vector(s, b, cfg, out):
     """The whole table of game ``b`` in seat order, hidden cards included (for critics)."""
+    s = raw_state(s)
     n_players, n_work = cfg[C_PLAYERS], cfg[C_WORK]
     mem = memory_offset(n_players, n_work)
     out[:] = 0
@@ -121,6 +202,70 @@ def state_vector(s, b, cfg, out):
         for t in range(w):
             out[o + 104 + s.waste[b, p, t]] = w - t  # 1 = the top
         o += 156
+
+
+# ---------------------------------------------------------------------------------------------
+# Legal-action masks (R4)
+
+
+def mask_plan(table: np.ndarray) -> np.ndarray:
+    """For ``legal_masks``: for each catalogue row that moves a block of ``n`` work cards, the
+    first row after the run of the same move with ``n + 1``, ``n + 2``, ... cards (they all need
+    more cards than the pile holds once this one does); -1 for the other rows."""
+    table = np.asarray(table)
+    plan = np.full(len(table), -1, np.int16)
+    for a in range(len(table) - 1, -1, -1):
+        kind, src, dst, n = (int(x) for x in table[a])
+        if kind != TO_WORK or src < WORK_SOURCE:
+            continue
+        nxt = table[a + 1] if a + 1 < len(table) else None
+        same_run = nxt is not None and tuple(nxt[:3]) == (kind, src, dst) and int(nxt[3]) == n + 1
+        plan[a] = plan[a + 1] if same_run else a + 1
+    return plan
+
+
+@njit(cache=True)
+def legal_masks(s, b, cfg, table, plan, out):
+    """Every player's mask of game ``b`` over the catalogue ``table`` into ``out[P, N]`` (int8):
+    row ``p`` equals ``core.legal_mask(s, b, p, ...)``. ``plan`` is ``mask_plan(table)``, or an
+    empty array to skip block moves one row at a time."""
+    s = raw_state(s)
+    cfg, table, plan, out = raw(cfg), raw(table), raw(plan), raw(out)
+    n_players, n_work = cfg[C_PLAYERS], cfg[C_WORK]
+    n_actions = table.shape[0]
+    if s.ended[b] != RUNNING:
+        for p in range(n_players):
+            for a in range(n_actions):
+                out[p, a] = table[a, 0] == WAIT
+        return
+    tops = s.found_tops[b]
+    has_plan = plan.shape[0] == n_actions
+    for p in range(n_players):
+        mask = out[p]
+        for a in range(n_actions):
+            mask[a] = 0
+        k = s.nertz_len[b, p]
+        nertz_top = np.int64(s.nertz[b, p, k - 1]) if k > 0 else np.int64(-1)
+        k = s.waste_len[b, p]
+        waste_top = np.int64(s.waste[b, p, k - 1]) if k > 0 else np.int64(-1)
+        work, work_len = s.work[b, p], s.work_len[b, p]
+        any_empty = False
+        for j in range(n_work):
+            if work_len[j] == 0:
+                any_empty = True
+        can_draw = s.stock_len[b, p] > 0 or k > 0
+        a = 0
+        while a < n_actions:
+            kind, src, dst, n = table[a, 0], table[a, 1], table[a, 2], table[a, 3]
+            if kind == TO_WORK and src >= WORK_SOURCE and n > work_len[src - WORK_SOURCE]:
+                a = plan[a] if has_plan else a + 1  # no block of n cards: R4 needs the cards
+                continue
+            mask[a] = legal_row(kind, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg)
+            a += 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Rewards and one whole tick
 
 
 @njit(cache=True)
@@ -143,8 +288,7 @@ def rewards(s, b, prev_score, cfg, out):
 @njit(cache=True)
 def observe_and_mask(s, b, cfg, table, obs, masks):
     observe_game(s, b, cfg, obs)
-    for p in range(cfg[C_PLAYERS]):
-        legal_mask(s, b, p, cfg, table, masks[p])
+    legal_masks(s, b, cfg, table, np.empty(0, np.int16), masks)
 
 
 @njit(cache=True)

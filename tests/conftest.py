@@ -1,0 +1,67 @@
+"""Helpers that build exact tables from R10 fixed deals and play moves by their R10 names."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from nertz_env.config import NertzConfig
+from nertz_env.game import Game
+
+# Every card of one deck in a fixed order (suits C D H S, ranks A..K): the filler of ``make_deck``.
+FULL_DECK = tuple(r + s for s in "CDHS" for r in "A23456789TJQK")
+
+
+def make_deck(nertz: Sequence[str], work: Sequence[str], stock: Sequence[str] = (), filler=FULL_DECK) -> list[str]:
+    """A 52-card R10 fixed deal with a chosen start.
+
+    ``nertz`` is the whole Nertz pile bottom to top (its last card is the face-up one), ``work`` one
+    card per work pile, ``stock`` the first cards to be turned, in turning order. The remaining
+    cards follow in ``filler`` order at the bottom of the stock.
+    """
+    head = [*nertz, *work, *stock]
+    assert len(set(head)) == len(head), f"a card repeats in {head}"
+    unknown = set(head) - set(FULL_DECK)
+    assert not unknown, f"write cards as R10 names such as 'TH': {unknown}"
+    return head + [c for c in filler if c not in head]
+
+
+def stock_rest(deck: Sequence[str], config: NertzConfig, turned: int = 0) -> list[str]:
+    """The stock of a freshly dealt ``deck`` after ``turned`` cards, as a snapshot lists it
+    (bottom to top: the deck's last card at the bottom, the next card to turn last)."""
+    start = config.nertz_pile_size + config.work_piles + turned
+    return list(reversed(deck[start:]))
+
+
+def new_game(config: NertzConfig, decks: Sequence[Sequence[str]], seed: int = 0) -> Game:
+    game = Game(config)
+    game.reset(seed=seed, decks=decks)
+    return game
+
+
+def legal_names(game: Game, player: int) -> set[str]:
+    return {game.catalogue.names[a] for a in np.flatnonzero(game.masks[player])}
+
+
+def play(game: Game, *names: str, check: bool = True) -> dict:
+    """One tick, one action name per player; by default every action must be legal. Returns the
+    new snapshot."""
+    assert len(names) == game.config.num_players
+    actions = [game.catalogue.index(n) for n in names]
+    if check:
+        for p, (a, n) in enumerate(zip(actions, names)):
+            assert game.masks[p, a], f"player {p}: {n!r} is not legal; legal: {sorted(legal_names(game, p))}"
+    game.step(actions)
+    return game.snapshot()
+
+
+def cards_of(snapshot: dict, player: int) -> list[str]:
+    """Every card of ``player``'s deck on the table (R1), wherever it lies."""
+    me = snapshot["players"][player]
+    out = [*me["nertz"], *me["stock"], *me["waste"]]
+    for pile in me["work"]:
+        out += pile
+    for pile in snapshot["foundations"]:
+        out += [card for owner, card in pile["cards"] if owner == player]
+    return out

@@ -1,0 +1,311 @@
+"""A slow, obviously correct reference for the rules, written from RULES.md alone.
+
+It works on the R10 table of ``Game.snapshot()`` (every pile bottom to top, the last element on
+top) and a ``NertzConfig``, with plain lists and sets and no cleverness, so that the compiled
+engine can be checked against it state by state (the OpenSpiel habit of comparing two
+implementations). Nothing here imports the engine.
+
+Readings of RULES.md made here (each is tested against the engine):
+
+* R4.1: DRAW is legal while the stock or the waste holds a card; on an empty stock it only turns
+  the waste over (it turns no card in the same tick).
+* R4.3 / R4.4: ``nertz_to_work=False`` forbids the Nertz top only on a *non-empty* work pile; R4.4
+  still lets it fill an empty one.
+* R4.4: "any block" includes a whole work pile, so moving a whole pile into an empty pile is
+  listed as legal (it changes nothing but which pile holds the cards).
+* R4.5: slide-under needs an empty work pile of one's own and a non-empty target whose *first*
+  (bottom, highest) card is one lower and of the other colour. R4.5 calls it a shortcut for "put
+  it in the space, move the whole pile onto it", so it is open only to a card that may fill a
+  space (R4.4): with ``fill_empty_from="nertz"`` the waste top may not slide under (the Snerts text
+  ``seeds/003`` lets only the Snerts pile fill a space). ``nertz_to_work=False`` does not limit it,
+  since the Nertz top may always fill a space.
+* R6: when one card can go on several foundation piles, the winners, taken in seat order, get the
+  matching piles in the order the piles were started. Aces start piles in seat order.
+* A card's face: ranks A(1)..K(13), clubs and spades black, diamonds and hearts red (R1).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+
+RANK_LETTERS = "A23456789TJQK"
+
+
+def rank(card: str) -> int:
+    """``'AS' -> 1``, ``'TH' -> 10``, ``'KD' -> 13`` (R1, R10)."""
+    return RANK_LETTERS.index(card[0]) + 1
+
+
+def suit(card: str) -> str:
+    return card[1]
+
+
+def is_red(card: str) -> bool:
+    return suit(card) in ("D", "H")
+
+
+def builds_down_on(moving: str, target: str) -> bool:
+    """R4.3: ``moving`` is one rank lower than ``target`` and of the opposite colour."""
+    return rank(moving) == rank(target) - 1 and is_red(moving) != is_red(target)
+
+
+def foundation_accepts(foundations: list[dict], card: str) -> bool:
+    """R4.2: an ace always starts a pile; any other card needs an incomplete pile of its suit whose
+    top is exactly one rank lower."""
+    if rank(card) == 1:
+        return True
+    return len(foundation_targets(foundations, card)) > 0
+
+
+def foundation_targets(foundations: list[dict], card: str) -> list[int]:
+    """Indices of the piles ``card`` (not an ace) may go on (R4.2), oldest first."""
+    out = []
+    for f, pile in enumerate(foundations):
+        if not pile["cards"] or len(pile["cards"]) >= 13:
+            continue
+        top = pile["cards"][-1][1]
+        if suit(top) == suit(card) and rank(top) == rank(card) - 1:
+            out.append(f)
+    return out
+
+
+def all_action_names(config) -> list[str]:
+    """Every action name R10 gives under ``config`` (R4.5 names only with ``slide_under``)."""
+    w = config.work_piles
+    names = ["wait", "draw", "call", "nertz>foundation", "waste>foundation"]
+    names += [f"work{i}>foundation" for i in range(w)]
+    names += [f"{src}>work{j}" for src in ("nertz", "waste") for j in range(w)]
+    if config.slide_under:
+        names += [f"{src}>under{j}" for src in ("nertz", "waste") for j in range(w)]
+    names += [f"work{i}>work{j}:{n}" for i in range(w) for j in range(w) if i != j for n in range(1, 14)]
+    return names
+
+
+def legal_action_names(snapshot: dict, player: int, config) -> set[str]:
+    """The names of every legal action of ``player`` on ``snapshot``, following R4 word by word.
+
+    R5: once the hand has ended, only WAIT is left.
+    """
+    legal = {"wait"}  # R4.7
+    if snapshot["ended"]:
+        return legal
+    me = snapshot["players"][player]
+    foundations = snapshot["foundations"]
+    work = me["work"]
+    w = config.work_piles
+    nertz_top = me["nertz"][-1] if me["nertz"] else None
+    waste_top = me["waste"][-1] if me["waste"] else None
+
+    # R4.1: turn cards from the stock, or turn the waste over when the stock is empty.
+    if me["stock"] or me["waste"]:
+        legal.add("draw")
+    # R4.6: calling needs an empty Nertz pile.
+    if not me["nertz"]:
+        legal.add("call")
+
+    # R4.2: any available card to a foundation.
+    if nertz_top is not None and foundation_accepts(foundations, nertz_top):
+        legal.add("nertz>foundation")
+    if waste_top is not None and foundation_accepts(foundations, waste_top):
+        legal.add("waste>foundation")
+    for i in range(w):
+        if work[i] and foundation_accepts(foundations, work[i][-1]):
+            legal.add(f"work{i}>foundation")
+
+    for j in range(w):
+        target = work[j]
+        if target:
+            # R4.3: onto a non-empty work pile, one lower and of the other colour.
+            exposed = target[-1]
+            if nertz_top is not None and config.nertz_to_work and builds_down_on(nertz_top, exposed):
+                legal.add(f"nertz>work{j}")
+            if waste_top is not None and builds_down_on(waste_top, exposed):
+                legal.add(f"waste>work{j}")
+            for i in range(w):
+                if i == j:
+                    continue
+                for n in range(1, len(work[i]) + 1):
+                    if builds_down_on(work[i][-n], exposed):
+                        legal.add(f"work{i}>work{j}:{n}")
+        else:
+            # R4.4: into an empty work pile, any single card or any block.
+            if nertz_top is not None:
+                legal.add(f"nertz>work{j}")
+            if config.fill_empty_from == "any":
+                if waste_top is not None:
+                    legal.add(f"waste>work{j}")
+                for i in range(w):
+                    if i == j:
+                        continue
+                    for n in range(1, len(work[i]) + 1):
+                        legal.add(f"work{i}>work{j}:{n}")
+
+    # R4.5: slide under a pile whose first (bottom) card is one lower, while a pile is empty.
+    if config.slide_under and any(not pile for pile in work):
+        for j in range(w):
+            if not work[j]:
+                continue
+            first = work[j][0]
+            if nertz_top is not None and builds_down_on(first, nertz_top):
+                legal.add(f"nertz>under{j}")
+            if waste_top is not None and config.fill_empty_from == "any" and builds_down_on(first, waste_top):
+                legal.add(f"waste>under{j}")
+    return legal
+
+
+def score_of(snapshot: dict, player: int, config, called: bool) -> int:
+    """R7: own cards on foundations − penalty × Nertz cards left (+ bonus for a caller)."""
+    on_found = sum(1 for pile in snapshot["foundations"] for owner, _ in pile["cards"] if owner == player)
+    score = on_found - config.nertz_penalty * len(snapshot["players"][player]["nertz"])
+    return score + (config.call_bonus if called else 0)
+
+
+def stall_rotate(snapshot: dict) -> dict:
+    """R5 "all players stuck": the waste turned over goes under the stock, then the stock's top
+    card goes to its bottom. Piles are bottom to top, so the stock's top is its last element."""
+    out = copy.deepcopy(snapshot)
+    for me in out["players"]:
+        stock = me["waste"][::-1] + me["stock"]
+        if stock:
+            stock = [stock[-1]] + stock[:-1]
+        me["stock"], me["waste"] = stock, []
+    return out
+
+
+def apply_tick(
+    snapshot: dict,
+    actions: Sequence[str],
+    config,
+    priority: Sequence[int] | None = None,
+) -> tuple[dict, set[int], bool]:
+    """Resolve one tick of moves (R3, R4, R5 calls, R6, R7) on a copy of ``snapshot``.
+
+    Every action must be legal on ``snapshot``. ``priority`` orders the seats for foundation races
+    (earlier wins); ``None`` is seat order (``collision="seat"``). The stall clock of R5 and
+    ``max_cycles`` are left to the caller (the snapshot does not carry the clock); ``tick`` is
+    advanced. Returns the new table, the players who lost a race (R6), and whether anyone made
+    progress in the R5 sense.
+    """
+    before = snapshot
+    out = copy.deepcopy(snapshot)
+    n = len(out["players"])
+    order = list(range(n)) if priority is None else list(priority)
+    for p, name in enumerate(actions):
+        if name not in legal_action_names(before, p, config):
+            raise ValueError(f"player {p}: {name!r} is not legal")
+
+    def take(p: int, source: str) -> str:
+        return out["players"][p][source].pop()
+
+    def card_at(p: int, source: str) -> str:
+        me = before["players"][p]
+        return me[source][-1] if source in ("nertz", "waste") else me["work"][int(source[4:])][-1]
+
+    # R6: foundation plays resolve against the piles as they were at the start of the tick.
+    lost: set[int] = set()
+    progress = False
+    claims: dict[str, list[int]] = {}
+    for p in order:
+        name = actions[p]
+        if name.endswith(">foundation"):
+            claims.setdefault(card_at(p, name.split(">")[0]), []).append(p)
+    for p in range(n):  # aces start new piles, in seat order (R4.2, R6: aces never collide)
+        name = actions[p]
+        if name.endswith(">foundation") and rank(card_at(p, name.split(">")[0])) == 1:
+            src = name.split(">")[0]
+            card = _remove(out, p, src)
+            out["foundations"].append({"cards": [[p, card]], "complete": False})
+            progress = True
+    for card, claimants in claims.items():
+        if rank(card) == 1:
+            continue
+        piles = foundation_targets(before["foundations"], card)
+        for p, f in zip(sorted(claimants[: len(piles)]), piles):
+            _remove(out, p, actions[p].split(">")[0])
+            out["foundations"][f]["cards"].append([p, card])
+            out["foundations"][f]["complete"] = len(out["foundations"][f]["cards"]) == 13
+            progress = True
+        lost.update(claimants[len(piles):])
+
+    callers = list(before["callers"])
+    for p, name in enumerate(actions):
+        me = out["players"][p]
+        src, _, dst = name.partition(">")
+        if name == "draw":  # R4.1
+            if me["stock"]:
+                for _ in range(min(config.stock_draw, len(me["stock"]))):
+                    me["waste"].append(me["stock"].pop())
+            else:
+                me["stock"], me["waste"] = me["waste"][::-1], []
+        elif name == "call":  # R4.6
+            callers.append(p)
+        elif dst.startswith("work") and src.startswith("work"):  # R4.3 / R4.4 block move
+            i, j, count = int(src[4:]), int(dst[4:].split(":")[0]), int(dst.split(":")[1])
+            block = me["work"][i][-count:]
+            del me["work"][i][-count:]
+            me["work"][j].extend(block)
+        elif dst.startswith("work"):  # R4.3 / R4.4 single card
+            me["work"][int(dst[4:])].append(take(p, src))
+            progress = True
+        elif dst.startswith("under"):  # R4.5
+            me["work"][int(dst[5:])].insert(0, take(p, src))
+            progress = True
+    for p in range(n):
+        if actions[p].startswith("nertz>") and p not in lost:
+            progress = True
+        if config.auto_call and not out["players"][p]["nertz"] and p not in callers:
+            callers.append(p)  # R4.6 auto_call
+    out["callers"] = sorted(set(callers))
+    out["tick"] = before["tick"] + 1
+    if out["callers"]:  # R5: the hand ends at the end of the tick of a call
+        out["ended"], out["end_reason"] = True, "call"
+    out["scores"] = [score_of(out, p, config, p in out["callers"]) for p in range(n)]
+    return out, lost, progress
+
+
+def _remove(out: dict, p: int, source: str) -> str:
+    me = out["players"][p]
+    if source in ("nertz", "waste"):
+        return me[source].pop()
+    return me["work"][int(source[4:])].pop()
+
+
+def stall_limit(snapshot: dict, config) -> int:
+    """R5 "a whole stock cycle": ``stall_ticks``, or with ``"auto"`` the DRAWs that the player with
+    the most stock and waste needs to turn through all of it once, plus the one that flips it."""
+    if config.stall_ticks != "auto":
+        return config.stall_ticks
+    most = max(len(me["stock"]) + len(me["waste"]) for me in snapshot["players"])
+    return -(-most // config.stock_draw) + 1
+
+
+def next_table(
+    snapshot: dict,
+    actions: Sequence[str],
+    config,
+    clock: tuple[int, int],
+    priority: Sequence[int] | None = None,
+) -> tuple[dict, set[int], tuple[int, int]]:
+    """One whole tick: ``apply_tick``, then the R5 stall clock and ``max_cycles``.
+
+    ``clock`` is (ticks since progress, stall rotations in a row). Reading: a stall that ends the
+    hand and ``max_cycles`` reached in the same tick report ``"stall"``; a call beats both.
+    """
+    out, lost, progress = apply_tick(snapshot, actions, config, priority)
+    since, rotations = clock
+    if out["ended"]:
+        return out, lost, clock
+    if progress:
+        since, rotations = 0, 0
+    else:
+        since += 1
+        if since >= stall_limit(out, config):
+            if rotations >= config.stall_rotations:
+                out["ended"], out["end_reason"] = True, "stall"
+                return out, lost, (since, rotations)
+            out = stall_rotate(out)
+            since, rotations = 0, rotations + 1
+    if out["tick"] >= config.max_cycles:
+        out["ended"], out["end_reason"] = True, "max_cycles"
+    return out, lost, (since, rotations)

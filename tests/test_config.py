@@ -1,0 +1,117 @@
+"""Rule options (R2 to R7): the defaults play the standard game, and every bad value raises a
+ValueError that names the option and what it accepts."""
+
+from __future__ import annotations
+
+import pickle
+import re
+
+import numpy as np
+import pytest
+
+from nertz_env.config import NertzConfig
+
+BAD_VALUES = [
+    ("num_players", 1, "an integer from 2 to 8"),
+    ("num_players", 9, "an integer from 2 to 8"),
+    ("num_players", 2.0, "an integer from 2 to 8"),
+    ("num_players", "4", "an integer from 2 to 8"),
+    ("num_players", True, "an integer from 2 to 8"),
+    ("work_piles", 3, "an integer from 4 to 6"),
+    ("work_piles", 7, "an integer from 4 to 6"),
+    ("work_piles", None, "an integer from 4 to 6"),
+    ("nertz_pile_size", 0, "an integer from 1 to 48"),
+    ("nertz_pile_size", 49, "an integer from 1 to 48"),
+    ("nertz_pile_size", 13.0, "an integer from 1 to 48"),
+    ("stock_draw", 2, "3 or 1"),
+    ("stock_draw", 0, "3 or 1"),
+    ("stock_draw", "3", "3 or 1"),
+    ("nertz_to_work", 1, "True or False"),
+    ("nertz_to_work", "no", "True or False"),
+    ("slide_under", None, "True or False"),
+    ("auto_call", 0, "True or False"),
+    ("fill_empty_from", "waste", "'any' or 'nertz'"),
+    ("fill_empty_from", None, "'any' or 'nertz'"),
+    ("collision", "first", "'random' or 'seat'"),
+    ("collision", "SEAT", "'random' or 'seat'"),
+    ("speed", (1.0, 2.0, 3.0), "None or 4 positive numbers, one per player"),
+    ("speed", (1.0, 0.0, 1.0, 1.0), "None or 4 positive numbers, one per player"),
+    ("speed", (1.0, -1.0, 1.0, 1.0), "None or 4 positive numbers, one per player"),
+    ("speed", (1.0, float("nan"), 1.0, 1.0), "None or 4 positive numbers, one per player"),
+    ("speed", (1.0, float("inf"), 1.0, 1.0), "None or 4 positive numbers, one per player"),
+    ("speed", "fast", "None or 4 positive numbers, one per player"),
+    ("speed", 2.0, "None or 4 positive numbers, one per player"),
+    ("nertz_penalty", -1, "an integer >= 0"),
+    ("nertz_penalty", 1.5, "an integer >= 0"),
+    ("call_bonus", -10, "an integer >= 0"),
+    ("call_bonus", False, "an integer >= 0"),
+    ("stall_ticks", 0, "'auto' or an integer >= 1"),
+    ("stall_ticks", "never", "'auto' or an integer >= 1"),
+    ("stall_ticks", 2.5, "'auto' or an integer >= 1"),
+    ("max_stall_rotations", -1, "None or an integer >= 0"),
+    ("max_stall_rotations", "3", "None or an integer >= 0"),
+    ("max_cycles", 0, "an integer >= 1"),
+    ("max_cycles", 100.0, "an integer >= 1"),
+    ("reward", "shaped", "'dense', 'sparse' or 'relative'"),
+]
+
+
+@pytest.mark.parametrize(("option", "value", "accepted"), BAD_VALUES)
+def test_a_bad_value_names_the_option_the_value_and_what_is_accepted(option, value, accepted):
+    with pytest.raises(ValueError) as info:
+        NertzConfig(**{option: value})
+    message = str(info.value)
+    assert option in message
+    assert repr(value) in message or option == "speed"
+    assert accepted in message
+
+
+def test_nertz_pile_size_bound_follows_work_piles():
+    """R2: the Nertz pile and the work piles come out of one 52-card deck."""
+    assert NertzConfig(work_piles=6, nertz_pile_size=46).nertz_pile_size == 46
+    with pytest.raises(ValueError, match="nertz_pile_size.*from 1 to 46"):
+        NertzConfig(work_piles=6, nertz_pile_size=47)
+
+
+def test_speed_needs_collision_random():
+    """R6: speed weights only the random draw."""
+    with pytest.raises(ValueError, match=re.escape("speed") + ".*collision='random'"):
+        NertzConfig(num_players=2, collision="seat", speed=(1.0, 2.0))
+    assert NertzConfig(num_players=2, speed=[1, 2]).speed == (1.0, 2.0)
+
+
+def test_replace_validates_too():
+    with pytest.raises(ValueError, match="num_players"):
+        NertzConfig().replace(num_players=9)
+
+
+@pytest.mark.parametrize("name", ["colour", "num_player", "jokers"])
+def test_an_unknown_option_name_raises(name):
+    with pytest.raises(ValueError) as info:
+        NertzConfig.from_kwargs(num_players=2, **{name: 1})
+    assert name in str(info.value) and "num_players" in str(info.value)  # lists the known ones
+    with pytest.raises(TypeError, match=name):
+        NertzConfig(**{name: 1})
+
+
+def test_defaults_play_the_standard_game():
+    """R2 to R7 defaults: 13-card Nertz pile, 4 work piles, draw 3, Nertz to work, any card fills a
+    space, slide-under, calling is a choice, random races, penalty 2, no bonus, 2000 ticks."""
+    c = NertzConfig()
+    assert (c.num_players, c.nertz_pile_size, c.work_piles, c.stock_draw) == (4, 13, 4, 3)
+    assert (c.nertz_to_work, c.fill_empty_from, c.slide_under, c.auto_call) == (True, "any", True, False)
+    assert (c.collision, c.speed, c.nertz_penalty, c.call_bonus) == ("random", None, 2, 0)
+    assert (c.stall_ticks, c.max_cycles) == ("auto", 2000)
+
+
+@pytest.mark.parametrize(("stock_draw", "given", "rotations"), [(3, None, 3), (1, None, 1), (3, 0, 0), (1, 5, 5)])
+def test_r5_max_stall_rotations_default_depends_on_stock_draw(stock_draw, given, rotations):
+    assert NertzConfig(stock_draw=stock_draw, max_stall_rotations=given).stall_rotations == rotations
+
+
+def test_numpy_integers_are_accepted_and_a_config_survives_pickle():
+    c = NertzConfig(num_players=np.int64(3), work_piles=np.int32(5), collision="random", speed=(1, 2, 3))
+    assert c.num_players == 3
+    again = pickle.loads(pickle.dumps(c))
+    assert again == c and np.array_equal(again.packed, c.packed)
+    assert NertzConfig.from_kwargs(**c.to_dict()) == c
