@@ -1,0 +1,130 @@
+"""Players for Nertz: scripted baselines now, trained policies later, all behind one protocol.
+
+>>> import agents
+>>> from nertz_env import NertzConfig
+>>> greedy = agents.make("greedy", config=NertzConfig(num_players=2))
+>>> sorted(agents.names())[:3]
+['greedy', 'heuristic', 'passive']
+
+| name        | plays                                                                      |
+| ----------- | -------------------------------------------------------------------------- |
+| `random`    | uniform over the legal actions (seeded)                                    |
+| `passive`   | only to the foundations, otherwise draws; calls when it may                |
+| `greedy`    | the seeds' advice as a fixed priority list                                 |
+| `heuristic` | ranks moves by a short look-ahead inside its own layout (`agents.heuristic`) |
+| `policy`    | a trained policy loaded from `path=` (registered by the training code)     |
+
+Every agent is built for one ``NertzConfig`` (default: the standard 4-player game) and chooses
+only among the actions the engine's mask marks legal (see ``agents.base.Agent``).
+
+A name may carry options, ``"heuristic:call=now,depth=1"``; ``make_spec`` reads that form, which
+is what the evaluation CLI accepts. New players join with ``register(name, factory)``, where
+``factory(config=..., seed=..., **options)`` returns an ``Agent``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from agents.base import Agent
+from agents.heuristic import HeuristicAgent
+from agents.scripted import GreedyAgent, PassiveAgent, RandomAgent
+from nertz_env.config import NertzConfig
+
+Factory = Callable[..., Agent]
+
+_REGISTRY: dict[str, Factory] = {}
+
+# Names whose factory lives in a module that registers it on import. ``policy`` is the hook for
+# trained players: ``agents/policy.py`` (added by the training code) calls
+# ``register("policy", ...)`` with a factory taking ``path=`` (and ``ppo``, its shipped policy).
+_LAZY = {"policy": "agents.policy", "ppo": "agents.policy", "rllib": "agents.rllib_policy"}
+
+
+def register(name: str, factory: Factory, *, overwrite: bool = False) -> None:
+    """Make ``make(name, ...)`` call ``factory(config=..., seed=..., **options)``."""
+    if not isinstance(name, str) or not name or ":" in name or "," in name:
+        raise ValueError(f"agent names are non-empty strings without ':' or ',', got {name!r}")
+    if name in _REGISTRY and not overwrite:
+        raise ValueError(f"agent {name!r} is already registered; pass overwrite=True to replace it")
+    _REGISTRY[name] = factory
+
+
+def names() -> list[str]:
+    """Every name ``make`` accepts (lazy ones included)."""
+    return sorted(set(_REGISTRY) | set(_LAZY))
+
+
+def make(name: str, seed: int = 0, config: NertzConfig | None = None, **options: Any) -> Agent:
+    """Build the agent ``name`` for ``config`` (default ``NertzConfig()``), seeded by ``seed``."""
+    if name not in _REGISTRY and name in _LAZY:
+        try:
+            importlib.import_module(_LAZY[name])
+        except ModuleNotFoundError as e:
+            if e.name != _LAZY[name]:
+                raise
+            raise ValueError(
+                f"agent {name!r} needs the module {_LAZY[name]}, which is not installed yet "
+                "(trained policies arrive with the training code)"
+            ) from None
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(names())}")
+    agent = _REGISTRY[name](config=config if config is not None else NertzConfig(), seed=seed, **options)
+    if not isinstance(agent, Agent):
+        raise TypeError(f"the factory of {name!r} returned {type(agent).__name__}, not an agents.Agent")
+    return agent
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"heuristic:depth=1,call=now"`` -> ``("heuristic", {"depth": 1, "call": "now"})``."""
+    name, _, rest = spec.partition(":")
+    options: dict[str, Any] = {}
+    for item in filter(None, rest.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise ValueError(f"agent option {item!r} in {spec!r} is not of the form key=value")
+        options[key.strip()] = parse_value(value.strip())
+    return name.strip(), options
+
+
+def parse_value(text: str) -> Any:
+    """A command-line value: int, float, true/false, none, else the string itself."""
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low == "none":
+        return None
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def make_spec(spec: str, seed: int = 0, config: NertzConfig | None = None) -> Agent:
+    """``make`` from a ``name:key=value,...`` string."""
+    name, options = parse_spec(spec)
+    return make(name, seed=seed, config=config, **options)
+
+
+register("random", RandomAgent)
+register("passive", PassiveAgent)
+register("greedy", GreedyAgent)
+register("heuristic", HeuristicAgent)
+
+__all__ = [
+    "Agent",
+    "GreedyAgent",
+    "HeuristicAgent",
+    "PassiveAgent",
+    "RandomAgent",
+    "make",
+    "make_spec",
+    "names",
+    "parse_spec",
+    "parse_value",
+    "register",
+]

@@ -1,0 +1,110 @@
+"""What the heuristic reads from the rest of the table (R9: all of it public, plus the viewer's
+memory of their own stock): the opponents' scores and reach, the races for foundation cards, when
+to call, and what the stock will show in the coming passes."""
+
+from __future__ import annotations
+
+from numba import njit
+
+from agents._kernels import read_top, read_work
+from agents.base import O_CALLED, O_FOUNDATION, O_NERTZ_COUNT, O_NERTZ_TOP, O_WASTE_TOP, O_WORK0
+from nertz_env.config import C_BONUS, C_PENALTY
+from nertz_env.engine.core import legal_row, rank, red
+
+CALL_NOW, CALL_SAFE, CALL_AHEAD = 0, 1, 2
+
+
+@njit(cache=True)
+def race_cards(o, off, n_players, block, n_work, opp_work, opp_len, contested):
+    """``contested[c]``: opponents who could put their own card ``c`` on a foundation pile now,
+    the same pile one of the viewer's ``c`` would need (R6: first come, first served)."""
+    contested[:] = 0
+    for q in range(1, n_players):
+        base = q * block
+        for part in (off[O_NERTZ_TOP], off[O_WASTE_TOP]):
+            c = read_top(o, base + part)
+            if c >= 0:
+                contested[c] += 1
+        read_work(o, base + off[O_WORK0], n_work, opp_work, opp_len)
+        for j in range(n_work):
+            if opp_len[j] > 0:
+                contested[opp_work[j, opp_len[j] - 1]] += 1
+
+
+@njit(cache=True, inline="always")
+def useful(c, nertz_top, tops) -> bool:
+    """A card worth turning up: it goes to a foundation now, or the Nertz top builds on it."""
+    r = rank(c)
+    if r == 1 or tops[c // 13, r - 1] > 0:
+        return True
+    return nertz_top >= 0 and rank(nertz_top) == r - 1 and red(nertz_top) != red(c)
+
+
+@njit(cache=True)
+def cycle_useful(waste, w, stock, k, n_draw, nertz_top, tops) -> int:
+    """Useful cards that will show on the waste top (R4.1: every ``n_draw``-th card turned) in
+    the rest of this pass through the stock and in the next one, if nothing else is played.
+    The next pass turns the waste from its bottom, then what is left of the stock now."""
+    count = 0
+    for t in range(k):
+        if (t % n_draw == n_draw - 1 or t == k - 1) and useful(stock[t], nertz_top, tops):
+            count += 1
+    n = w + k
+    for t in range(n):
+        if t % n_draw == n_draw - 1 or t == n - 1:
+            c = waste[t] if t < w else stock[t - w]
+            if useful(c, nertz_top, tops):
+                count += 1
+    return count
+
+
+@njit(cache=True)
+def opponent_view(obs, base, off, n_work, work, work_len, tops, cfg, table, rows_eval, n_nertz):
+    """An opponent's R7 score and the most they can add in one tick, from what is public (R9):
+    their Nertz top to a foundation, or elsewhere, or any card to a foundation, or a call.
+    ``rows_eval``: the Nertz top to a foundation, its ``n_nertz`` other moves, the other
+    foundation moves."""
+    penalty, bonus = cfg[C_PENALTY], cfg[C_BONUS]
+    found = 0
+    for c in range(52):
+        found += obs[base + off[O_FOUNDATION] + c]
+    n_left = obs[base + off[O_NERTZ_COUNT]]
+    called = obs[base + off[O_CALLED]]
+    score = found - penalty * n_left + (bonus if called else 0)
+    read_work(obs, base + off[O_WORK0], n_work, work, work_len)
+    nertz_top = read_top(obs, base + off[O_NERTZ_TOP])
+    waste_top = read_top(obs, base + off[O_WASTE_TOP])
+    any_empty = False
+    for j in range(n_work):
+        if work_len[j] == 0:
+            any_empty = True
+    if n_left == 0:  # one action a tick: a call or a card
+        return score, max(1, 0 if called else bonus)
+    gain = 0
+    for i in range(rows_eval.shape[0]):
+        a = rows_eval[i]
+        if legal_row(table[a, 0], table[a, 1], table[a, 2], table[a, 3], nertz_top, waste_top, work, work_len,
+                     tops, True, any_empty, cfg):
+            gain = max(gain, penalty + 1 if i == 0 else penalty if i <= n_nertz else 1)
+    return score, gain
+
+
+@njit(cache=True)
+def should_call(o, off, n_players, block, n_work, opp_work, opp_len, tops, cfg, table, rows_eval, n_nertz,
+                found, mode) -> bool:
+    """R4.6 makes calling a choice, for a viewer whose Nertz pile is empty. ``mode`` 0 (CALL_NOW):
+    call at once. 2 (CALL_AHEAD): call when strictly ahead of every opponent; calling behind
+    loses the hand, while playing on cannot lower a score whose Nertz pile is empty (R7).
+    1 (CALL_SAFE): as 2, but keep playing while the lead is safe: no opponent can close it in
+    this tick and the next, in which the call would come."""
+    if mode == CALL_NOW:
+        return True
+    mine = found + cfg[C_BONUS]
+    ahead, safe = True, True
+    for q in range(1, n_players):
+        score, gain = opponent_view(o, q * block, off, n_work, opp_work, opp_len, tops, cfg, table, rows_eval,
+                                    n_nertz)
+        lead = mine - score
+        ahead = ahead and lead > 0
+        safe = safe and lead > gain + cfg[C_PENALTY] + 1 + cfg[C_BONUS]
+    return ahead and (mode == CALL_AHEAD or not safe)

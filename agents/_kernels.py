@@ -1,0 +1,159 @@
+"""Compiled pieces the scripted agents share: reading the viewer's own layout out of an observation
+(R9) and the batch loops of the fixed-priority players.
+
+Every kernel takes a batch of observations ``obs[n, D]``, masks ``masks[n, N]``, the action table
+``[N, 4]`` (kind, source, destination, count) and the offsets of ``agents.base.observation_offsets``,
+and writes one action per row. A kernel only ranks the rows its mask marks legal.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from agents.base import O_STOCK_KNOWN, O_STOCK_ORDER, O_WASTE_COUNT, O_WASTE_ORDER, O_WORK0, O_WORK_PILES
+from nertz_env.actions import CALL, DRAW, NERTZ, TO_FOUNDATION, TO_WORK, UNDER, WAIT, WASTE, WORK_SOURCE
+
+
+@njit(cache=True)
+def read_top(obs, start) -> int:
+    """The card of a one-hot 52-slot part (Nertz top, waste top), or -1 if it is empty."""
+    for c in range(52):
+        if obs[start + c] != 0:
+            return c
+    return -1
+
+
+@njit(cache=True)
+def read_work(obs, start, n_work, work, work_len):
+    """The work piles bottom to top. A pile is built down in rank (R4.3, R4.5), so its cards in
+    falling rank order are its order."""
+    for j in range(n_work):
+        o = start + 52 * j
+        k = 0
+        for r in range(13, 0, -1):
+            for suit in range(4):
+                c = suit * 13 + r - 1
+                if obs[o + c] != 0:
+                    work[j, k] = c
+                    k += 1
+        work_len[j] = k
+
+
+@njit(cache=True)
+def read_tops(obs, start, tops):
+    """``tops[suit, r]``: foundation piles of that suit with rank ``r`` on top (the engine's form)."""
+    for suit in range(4):
+        tops[suit, 0] = 0
+        for r in range(1, 14):
+            tops[suit, r] = obs[start + suit * 13 + r - 1]
+
+
+@njit(cache=True)
+def read_waste(obs, off, waste) -> int:
+    """The viewer's waste bottom to top from their memory (R9: 1 = the top); returns its size."""
+    w = obs[off[O_WASTE_COUNT]]
+    start = off[O_WASTE_ORDER]
+    for c in range(52):
+        v = obs[start + c]
+        if v > 0:
+            waste[w - v] = c
+    return w
+
+
+@njit(cache=True)
+def read_stock(obs, off, stock) -> int:
+    """The viewer's stock in turning order (``stock[0]`` is next), or -1 when not yet known."""
+    if obs[off[O_STOCK_KNOWN]] == 0:
+        return -1
+    start = off[O_STOCK_ORDER]
+    k = 0
+    for c in range(52):
+        v = obs[start + c]
+        if v > 0:
+            stock[v - 1] = c
+            k += 1
+    return k
+
+
+# ---------------------------------------------------------------------------------------------
+# Uniform choice
+
+
+@njit(cache=True)
+def choose_uniform(masks, u, out):
+    """The ``floor(u * L)``-th of the ``L`` legal actions of each row."""
+    for i in range(masks.shape[0]):
+        count = 0
+        for a in range(masks.shape[1]):
+            count += masks[i, a] != 0
+        k = min(int(u[i] * count), count - 1)
+        for a in range(masks.shape[1]):
+            if masks[i, a] != 0:
+                if k == 0:
+                    out[i] = a
+                    break
+                k -= 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Fixed priorities: the legal action of highest priority, the first in the catalogue on a tie.
+
+
+@njit(cache=True, inline="always")
+def passive_priority(kind, src) -> int:
+    """Foundations only (the Nertz top first), otherwise turn the stock; call when it can."""
+    if kind == CALL:
+        return 100
+    if kind == TO_FOUNDATION:
+        return 60 if src == NERTZ else 50
+    if kind == DRAW:
+        return 10
+    return 0 if kind == WAIT else -1
+
+
+@njit(cache=True, inline="always")
+def greedy_priority(kind, src, dst, n, work_len) -> int:
+    """The seeds' advice as a fixed order: call at once; the Nertz top first (foundation, then a
+    work pile, then a space); other cards to foundations before work piles; move a whole work pile
+    onto another to open a space; draw when nothing else helps."""
+    if kind == CALL:
+        return 100
+    if src == NERTZ:
+        if kind == TO_FOUNDATION:
+            return 90
+        if kind == UNDER or (kind == TO_WORK and work_len[dst] > 0):
+            return 80
+        if kind == TO_WORK:
+            return 75
+    if kind == TO_FOUNDATION:
+        return 60
+    if src == WASTE and (kind == UNDER or (kind == TO_WORK and work_len[dst] > 0)):
+        return 40
+    if kind == TO_WORK and src >= WORK_SOURCE and n == work_len[src - WORK_SOURCE] and work_len[dst] > 0:
+        return 30  # only whole piles onto non-empty ones: the number of piles falls, so no loops
+    if kind == DRAW:
+        return 10
+    return 0 if kind == WAIT else -1
+
+
+@njit(cache=True)
+def choose_fixed(obs, masks, table, off, greedy, out):
+    n_work = off[O_WORK_PILES]
+    work = np.zeros((n_work, 13), np.int64)
+    work_len = np.zeros(n_work, np.int64)
+    for i in range(obs.shape[0]):
+        if greedy:
+            read_work(obs[i], off[O_WORK0], n_work, work, work_len)
+        best, best_p = -1, -(10**9)
+        for a in range(table.shape[0]):
+            if masks[i, a] == 0:
+                continue
+            if greedy:
+                p = greedy_priority(table[a, 0], table[a, 1], table[a, 2], table[a, 3], work_len)
+            else:
+                p = passive_priority(table[a, 0], table[a, 1])
+            if p > best_p:
+                best, best_p = a, p
+        out[i] = best
+

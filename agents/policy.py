@@ -1,0 +1,174 @@
+"""Trained policies as agents: the network the self-play trainer uses, and loaders for both
+checkpoint formats (``train_selfplay.py``'s ``.pt`` and sb3-contrib MaskablePPO's ``.zip``).
+
+>>> import agents
+>>> ppo = agents.make("ppo")                       # the shipped policy, agents/policies/ppo.pt
+>>> mine = agents.make("policy", path="runs/x/checkpoint.pt")   # doctest: +SKIP
+
+torch is imported here only, so the scripted agents and the envs never need it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents import register
+from agents.base import Agent
+from nertz_env.config import NertzConfig
+from nertz_env.layout import ObservationLayout
+
+SHIPPED = Path(__file__).resolve().parent / "policies" / "ppo.pt"
+FORMAT = "nertz-selfplay-v1"
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError as exc:  # pragma: no cover - depends on the extra
+        raise ImportError("trained policies need torch: pip install 'nertz-env[training]'") from exc
+    return torch
+
+
+def build_network(obs_dim: int, n_actions: int, high: np.ndarray, hidden: tuple[int, ...] = (256, 256)):
+    """The actor-critic MLP: observations scaled by the layout's ``high`` into [0, 1]."""
+    torch = _torch()
+    nn = torch.nn
+
+    class ActorCritic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("scale", torch.as_tensor(1.0 / np.maximum(high, 1), dtype=torch.float32))
+            layers: list[nn.Module] = []
+            size = obs_dim
+            for h in hidden:
+                layers += [nn.Linear(size, h), nn.ReLU()]
+                size = h
+            self.body = nn.Sequential(*layers)
+            self.policy_head = nn.Linear(size, n_actions)
+            self.value_head = nn.Linear(size, 1)
+            for m in self.body:
+                if isinstance(m, nn.Linear):
+                    nn.init.orthogonal_(m.weight, np.sqrt(2))
+                    nn.init.zeros_(m.bias)
+            nn.init.orthogonal_(self.policy_head.weight, 0.01)
+            nn.init.zeros_(self.policy_head.bias)
+            nn.init.orthogonal_(self.value_head.weight, 1.0)
+            nn.init.zeros_(self.value_head.bias)
+
+        def forward(self, obs, mask):
+            """Masked logits (illegal actions at a large negative number) and values."""
+            z = self.body(obs.float() * self.scale)
+            logits = self.policy_head(z).masked_fill(mask == 0, -1e8)
+            return logits, self.value_head(z).squeeze(-1)
+
+    return ActorCritic()
+
+
+def save_policy(path: str | Path, network, config: NertzConfig, hidden: tuple[int, ...], extra: dict | None = None):
+    """Write a small, self-describing policy file (atomically: a temporary file, then rename)."""
+    torch = _torch()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cfg = config.to_dict()
+    if cfg["speed"] is not None:
+        cfg["speed"] = list(cfg["speed"])
+    blob = {
+        "format": FORMAT,
+        "config": cfg,
+        "hidden": list(hidden),
+        "state_dict": {k: v.detach().cpu() for k, v in network.state_dict().items()},
+        "extra": extra or {},
+    }
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    torch.save(blob, tmp)
+    tmp.replace(path)
+    return path
+
+
+def load_network(path: str | Path):
+    """``(network, config, blob)`` from a policy or training checkpoint written by this project."""
+    torch = _torch()
+    blob = torch.load(Path(path), map_location="cpu", weights_only=False)
+    if not isinstance(blob, dict) or blob.get("format") != FORMAT:
+        raise ValueError(f"{path} is not a nertz self-play policy ({FORMAT}); MaskablePPO files end in .zip")
+    cfg = dict(blob["config"])
+    if cfg.get("speed") is not None:
+        cfg["speed"] = tuple(cfg["speed"])
+    config = NertzConfig(**cfg)
+    layout = ObservationLayout(config)
+    from nertz_env.actions import ActionCatalogue
+
+    net = build_network(
+        layout.size, len(ActionCatalogue(config)), layout.high.astype(np.float32), tuple(blob["hidden"])
+    )
+    net.load_state_dict(blob["state_dict"])
+    net.eval()
+    return net, config, blob
+
+
+class PolicyAgent(Agent):
+    """A trained policy behind the agent protocol. ``greedy=True`` (default) plays the most likely
+    legal action; ``greedy=False`` samples from the masked policy with the agent's seed."""
+
+    name = "policy"
+
+    def __init__(self, path: str | Path, config: NertzConfig | None = None, seed: int = 0, greedy: bool = True):
+        path = Path(path)
+        if not path.exists():
+            raise FileNotFoundError(f"no policy file at {path}")
+        torch = _torch()
+        if path.suffix == ".zip":
+            from sb3_contrib import MaskablePPO
+
+            self._sb3 = MaskablePPO.load(path, device="cpu")
+            self._net = None
+            trained_on = config
+        else:
+            self._sb3 = None
+            self._net, trained_on, _ = load_network(path)
+        config = config if config is not None else trained_on
+        super().__init__(config=config, seed=seed)
+        if trained_on is not None and (trained_on.num_players, trained_on.work_piles, trained_on.slide_under) != (
+            config.num_players,
+            config.work_piles,
+            config.slide_under,
+        ):
+            raise ValueError(
+                f"{path} was trained for {trained_on.num_players} players and {trained_on.work_piles} work piles; "
+                f"it cannot play {config.num_players} players with {config.work_piles} work piles"
+            )
+        self.path = path
+        self.greedy = bool(greedy)
+        self._gen = torch.Generator().manual_seed(self.seed)
+
+    def _choose(self, obs: np.ndarray, masks: np.ndarray, out: np.ndarray) -> None:
+        torch = _torch()
+        if self._sb3 is not None:
+            actions, _ = self._sb3.predict(obs, action_masks=masks.astype(bool), deterministic=self.greedy)
+            out[:] = actions
+            return
+        with torch.no_grad():
+            logits, _ = self._net(torch.from_numpy(obs), torch.from_numpy(masks))
+            if self.greedy:
+                out[:] = logits.argmax(-1).numpy()
+            else:
+                out[:] = torch.multinomial(torch.softmax(logits, -1), 1, generator=self._gen).squeeze(-1).numpy()
+
+
+def _policy(config: NertzConfig | None = None, seed: int = 0, path: str | None = None, **options: Any) -> PolicyAgent:
+    if path is None:
+        raise ValueError("agent 'policy' needs path=... (a .pt from train_selfplay.py or a .zip from train_sb3.py)")
+    return PolicyAgent(path, config=config, seed=seed, **options)
+
+
+def _shipped(config: NertzConfig | None = None, seed: int = 0, **options: Any) -> PolicyAgent:
+    if not SHIPPED.exists():
+        raise FileNotFoundError(f"the shipped policy {SHIPPED} is missing; train one with training/train_selfplay.py")
+    return PolicyAgent(SHIPPED, config=config, seed=seed, **options)
+
+
+register("policy", _policy, overwrite=True)
+register("ppo", _shipped, overwrite=True)

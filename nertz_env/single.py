@@ -1,0 +1,109 @@
+"""One seat of Nertz as a single-agent Gymnasium env, the other seats played by fixed agents.
+
+Registered as ``nertz_env/NertzSingle-v0``::
+
+    env = gymnasium.make("nertz_env/NertzSingle-v0", opponents=["greedy", "heuristic", "greedy"])
+
+The observation is the learner's egocentric int8 vector (R9, the same as ``nertz_v0``'s
+``"observation"``); ``action_masks()`` returns its legal actions (R4), which is what sb3-contrib's
+MaskablePPO reads. Each tick the opponents choose on the same table as the learner and all
+actions resolve together (R3). The learner's seat is drawn from the env's generator at each reset
+(``seat="random"``) or fixed. Rewards follow the ``reward`` option for the learner's seat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from nertz_env.config import NertzConfig
+from nertz_env.game import Game
+
+
+class NertzSingleAgentEnv(gymnasium.Env):
+    metadata = {"render_modes": ["ansi"], "render_fps": 2}
+
+    def __init__(
+        self,
+        opponents: Sequence[Any] = ("greedy", "greedy", "greedy"),
+        seat: int | str = "random",
+        render_mode: str | None = None,
+        illegal_action_penalty: float = 0.0,
+        **rules: Any,
+    ):
+        rules.setdefault("num_players", len(opponents) + 1)
+        self.config = NertzConfig.from_kwargs(**rules)
+        if len(opponents) != self.config.num_players - 1:
+            raise ValueError(
+                f"{self.config.num_players} players need {self.config.num_players - 1} opponents, got {len(opponents)}"
+            )
+        if seat != "random" and (not isinstance(seat, int) or not 0 <= seat < self.config.num_players):
+            raise ValueError(f"invalid seat={seat!r}: accepted 'random' or 0..{self.config.num_players - 1}")
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"invalid render_mode={render_mode!r}: accepted None or 'ansi'")
+        self.game = Game(self.config)
+        self.opponents = [self._agent(o, k) for k, o in enumerate(opponents)]
+        self.seat_option = seat
+        self.seat = 0
+        self.render_mode = render_mode
+        self.illegal_action_penalty = float(illegal_action_penalty)
+        lay = self.game.layout
+        self.observation_space = spaces.Box(0, lay.high, (lay.size,), np.int8)
+        self.action_space = spaces.Discrete(len(self.game.catalogue))
+        self._actions = np.zeros(self.config.num_players, np.int64)
+
+    def _agent(self, spec: Any, k: int):
+        if hasattr(spec, "act_batch"):
+            return spec
+        import agents
+
+        return agents.make_spec(str(spec), seed=k, config=self.config)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        if seed is not None or not self.game.seeded:
+            # The game's stream is drawn from the env's generator, so one seed fixes both.
+            self.game.reset(seed=int(self.np_random.integers(2**63)), decks=(options or {}).get("decks"))
+        else:
+            self.game.reset(decks=(options or {}).get("decks"))
+        p = self.config.num_players
+        self.seat = int(self.np_random.integers(p)) if self.seat_option == "random" else int(self.seat_option)
+        return self.game.obs[self.seat].copy(), {"seat": self.seat, "score": int(self.game.scores[self.seat])}
+
+    def action_masks(self) -> np.ndarray:
+        return self.game.masks[self.seat].astype(bool)
+
+    def step(self, action: Any):
+        a = int(action)
+        if not 0 <= a < self.action_space.n:
+            raise ValueError(f"action {a} is out of range; actions are 0..{self.action_space.n - 1}")
+        g = self.game
+        others = [s for s in range(self.config.num_players) if s != self.seat]
+        for s, agent in zip(others, self.opponents):
+            self._actions[s] = agent.act_batch(g.obs[s : s + 1], g.masks[s : s + 1])[0]
+        self._actions[self.seat] = a
+        g.step(self._actions)
+        st = g.state
+        illegal = bool(st.illegal[0, self.seat])
+        reward = float(g.rewards[self.seat]) - (self.illegal_action_penalty if illegal else 0.0)
+        reason = g.end_reason
+        info = {
+            "score": int(st.score[0, self.seat]),
+            "collision": bool(st.collision[0, self.seat]),
+            "illegal_action": illegal,
+            "seat": self.seat,
+        }
+        if reason is not None:
+            info.update(final_scores=[int(x) for x in st.score[0]], end_reason=reason, callers=g.callers())
+        return g.obs[self.seat].copy(), reward, reason in ("call", "stall"), reason == "max_cycles", info
+
+    def render(self):
+        if self.render_mode == "ansi":
+            from nertz_env.render import render_text
+
+            return render_text(self.game.snapshot())
+        return None

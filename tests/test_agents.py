@@ -1,0 +1,190 @@
+"""The agents: legal play under every kind of config, determinism, the batch form, and the
+heuristic's judgement in exact positions built from R10 fixed deals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import FULL_DECK, make_deck, new_game, play
+
+import agents
+from nertz_env.config import NertzConfig
+from nertz_env.game import Game
+
+NAMES = ("random", "passive", "greedy", "heuristic")
+IDLE = list(reversed(FULL_DECK))  # a deal for a player who only waits
+
+
+def random_config(rng: np.random.Generator) -> NertzConfig:
+    """A config drawn over the rule options that change what is legal (R2 to R7)."""
+    return NertzConfig(
+        num_players=int(rng.integers(2, 9)),
+        work_piles=int(rng.integers(4, 7)),
+        nertz_pile_size=int(rng.choice([3, 8, 13])),
+        stock_draw=int(rng.choice([1, 3])),
+        slide_under=bool(rng.integers(2)),
+        fill_empty_from=str(rng.choice(["any", "nertz"])),
+        nertz_to_work=bool(rng.integers(2)),
+        auto_call=bool(rng.integers(2)),
+        nertz_penalty=int(rng.choice([1, 2])),
+        call_bonus=int(rng.choice([0, 10])),
+        collision=str(rng.choice(["random", "seat"])),
+        max_cycles=300,
+    )
+
+
+def play_hand(game: Game, seats: list[agents.Agent], seed: int) -> int:
+    """Play one hand to its end, checking every chosen action against the mask (R4)."""
+    game.reset(seed=seed)
+    ticks = 0
+    while not game.ended:
+        actions = np.array([seat.act({"observation": game.obs[p], "action_mask": game.masks[p]})
+                            for p, seat in enumerate(seats)])
+        for p, a in enumerate(actions):
+            assert game.masks[p, a], f"{seats[p]!r} chose illegal {game.catalogue.names[a]!r}"
+        game.step(actions)
+        assert not game.state.illegal[0].any()
+        ticks += 1
+    return ticks
+
+
+@pytest.mark.parametrize("draw", range(12))
+def test_every_agent_plays_only_legal_actions(draw):
+    rng = np.random.default_rng(draw)
+    config = random_config(rng)
+    game = Game(config)
+    seats = [agents.make(NAMES[(p + draw) % len(NAMES)], seed=p, config=config) for p in range(config.num_players)]
+    ticks = play_hand(game, seats, seed=draw)
+    assert game.end_reason in ("call", "stall", "max_cycles") and ticks <= config.max_cycles
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_batch_form_agrees_with_single_decisions(name):
+    """``act_batch`` on n rows equals n calls of ``act`` (for ``random``: from the same seed)."""
+    obs, masks = observations(NertzConfig(num_players=3, stock_draw=1))
+    config = NertzConfig(num_players=3, stock_draw=1)
+    one = agents.make(name, seed=7, config=config)
+    many = agents.make(name, seed=7, config=config)
+    singles = [one.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks)]
+    assert many.act_batch(obs, masks).tolist() == singles
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_agents_are_deterministic_given_their_seed(name):
+    config = NertzConfig(num_players=3, stock_draw=1)
+    obs, masks = observations(config)
+    first = agents.make(name, seed=3, config=config).act_batch(obs, masks)
+    again = agents.make(name, seed=3, config=config).act_batch(obs, masks)
+    assert first.tolist() == again.tolist()
+    assert all(masks[i, a] for i, a in enumerate(first))
+    if name == "random":
+        other = agents.make(name, seed=4, config=config).act_batch(obs, masks)
+        assert other.tolist() != first.tolist()
+
+
+def observations(config: NertzConfig, hands: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    """Observations and masks of every seat along a few hands of mixed play."""
+    game = Game(config)
+    players = [agents.make(NAMES[p % 4], seed=p, config=config) for p in range(config.num_players)]
+    obs, masks = [], []
+    for h in range(hands):
+        game.reset(seed=100 + h)
+        while not game.ended and game.tick < 150:
+            obs.append(game.obs.copy())
+            masks.append(game.masks.copy())
+            game.step([pl.act_batch(game.obs[p : p + 1], game.masks[p : p + 1])[0] for p, pl in enumerate(players)])
+    return np.concatenate(obs), np.concatenate(masks)
+
+
+def test_heuristic_self_play_has_no_degenerate_loops():
+    """Work-to-work moves are not progress (R5); a player that shuffles blocks back and forth
+    would stall every hand. The heuristic makes one only when it strictly gains."""
+    config = NertzConfig(num_players=4, max_cycles=2000)
+    game = Game(config)
+    seats = [agents.make("heuristic", config=config) for _ in range(4)]
+    shuffles = total = 0
+    for h in range(6):
+        game.reset(seed=h)
+        while not game.ended:
+            actions = seats[0].act_batch(game.obs, game.masks)
+            for a in actions:
+                kind, src = game.catalogue.table[a, :2]
+                shuffles += int(kind == 4 and src >= 2)  # TO_WORK from a work pile
+                total += 1
+            game.step(actions)
+        assert game.end_reason != "max_cycles"
+    assert shuffles < 0.05 * total
+
+
+def test_make_register_and_specs():
+    config = NertzConfig(num_players=2)
+    assert isinstance(agents.make("greedy", config=config), agents.GreedyAgent)
+    assert agents.make("greedy").config == NertzConfig()
+    h = agents.make_spec("heuristic:depth=1,call=now", config=config)
+    assert h.options["depth"] == 1 and h.options["call"] == "now"
+    assert agents.parse_spec("x:a=1,b=2.5,c=true,d=none,e=word") == (
+        "x", {"a": 1, "b": 2.5, "c": True, "d": None, "e": "word"})
+    with pytest.raises(ValueError, match="unknown agent 'nobody'"):
+        agents.make("nobody")
+    with pytest.raises(ValueError, match="unknown heuristic option"):
+        agents.make("heuristic", depth_of_search=3)
+    with pytest.raises(ValueError, match="already registered"):
+        agents.register("greedy", agents.GreedyAgent)
+    with pytest.raises(ValueError, match="observations of size"):
+        agents.make("greedy", config=config).act_batch(np.zeros((1, 5), np.int8), np.ones((1, 3), np.int8))
+    assert "policy" in agents.names()  # the hook for trained players, resolved on first use
+    with pytest.raises((ValueError, FileNotFoundError, ImportError)):
+        agents.make("policy", path="nowhere.pt")
+
+
+# --- judgement in exact positions -------------------------------------------------------------
+
+
+def rules(**options) -> NertzConfig:
+    base = {"num_players": 2, "nertz_pile_size": 3, "collision": "seat", "stall_ticks": 10_000, "stock_draw": 1}
+    return NertzConfig(**{**base, **options})
+
+
+def choice(game: Game, name: str, player: int = 0) -> str:
+    agent = agents.make(name, config=game.config)
+    return game.catalogue.names[agent.act({"observation": game.obs[player], "action_mask": game.masks[player]})]
+
+
+def test_the_nertz_top_goes_first():
+    """The seeds' advice: a playable Nertz top before any other card (R4.2)."""
+    me = make_deck(nertz=["9C", "5D", "AS"], work=["AH", "KC", "KD", "QS"])
+    game = new_game(rules(), [me, IDLE])
+    for name in ("greedy", "heuristic"):
+        assert choice(game, name) == "nertz>foundation"
+    assert choice(game, "passive") == "nertz>foundation"
+
+
+def test_heuristic_builds_from_the_waste_only_toward_the_nertz_card():
+    """8C on 9H is worth a move only because the Nertz 7D can follow it (R4.3)."""
+    me = make_deck(nertz=["2H", "3C", "7D"], work=["9H", "KC", "KS", "QS"], stock=["8C", "JD"])
+    game = new_game(rules(), [me, IDLE])
+    assert choice(game, "heuristic") == "draw"
+    play(game, "draw", "wait")
+    assert choice(game, "heuristic") == "waste>work0"
+    play(game, "waste>work0", "wait")
+    assert choice(game, "heuristic") == "nertz>work0"
+
+    plain = make_deck(nertz=["2H", "3C", "4D"], work=["9H", "KC", "KS", "QS"], stock=["8C", "JD"])
+    game = new_game(rules(), [plain, IDLE])
+    play(game, "draw", "wait")
+    assert choice(game, "heuristic") == "draw"  # 8C would lead nowhere
+    assert choice(game, "greedy") == "waste>work0"
+
+
+def test_heuristic_calls_only_when_ahead():
+    """R4.6 is a choice: calling behind loses the hand, playing on cannot lower an empty-pile
+    score (R7). Both players are out after one tick; the opponent's ace put it ahead."""
+    me = make_deck(nertz=["5C"], work=["6H", "KC", "KS", "QS"])
+    rich = make_deck(nertz=["AC"], work=["KH", "KD", "QH", "QD"])
+    stuck = make_deck(nertz=["2C"], work=["KH", "KD", "QH", "QD"])
+    for opponent, ahead in ((rich, False), (stuck, True)):
+        game = new_game(rules(nertz_pile_size=1), [me, opponent])
+        play(game, "nertz>work0", "nertz>foundation" if ahead is False else "wait")
+        assert "call" in {game.catalogue.names[a] for a in game.legal_actions(0)}
+        assert (choice(game, "heuristic") == "call") is ahead
+        assert choice(game, "greedy") == "call"

@@ -1,0 +1,169 @@
+"""The trainers: tiny-budget smoke runs, exact resume, checkpoints as agents, masked sampling."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("sb3_contrib")
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import agents  # noqa: E402
+from agents.policy import build_network, load_network  # noqa: E402
+from nertz_env import NertzConfig  # noqa: E402
+from nertz_env.game import Game  # noqa: E402
+
+TINY = ["--num-envs", "4", "--num-steps", "8", "--eval-every", "0", "--progress", "false", "--snapshot-every", "2"]
+
+
+def run(module, *args):
+    res = subprocess.run(
+        [sys.executable, "-W", "ignore", "-m", module, *args], capture_output=True, text=True, timeout=600
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    return res
+
+
+def params(path):
+    return torch.load(path, weights_only=False)["state_dict"]
+
+
+def test_selfplay_smoke_writes_checkpoint_logs_and_a_loadable_policy(tmp_path):
+    run(
+        "training.train_selfplay",
+        *TINY,
+        "--total-steps",
+        "400",
+        "--save-every",
+        "2",
+        "--run-dir",
+        str(tmp_path),
+        "--eval-every",
+        "3",
+        "--eval-deals",
+        "2",
+    )
+    for name in ("checkpoint.pt", "policy.pt", "config.json", "evals.jsonl"):
+        assert (tmp_path / name).stat().st_size > 0
+    assert list(tmp_path.glob("events.out.tfevents.*"))
+    agent = agents.make("policy", path=str(tmp_path / "policy.pt"))
+    game = Game(NertzConfig())
+    game.reset(seed=0)
+    a = agent.act_batch(game.obs, game.masks)
+    assert all(game.masks[p, a[p]] for p in range(4))
+
+
+def test_selfplay_resume_matches_an_uninterrupted_run(tmp_path):
+    common = [*TINY, "--total-steps", "800", "--save-every", "3", "--tensorboard", "false"]
+    run("training.train_selfplay", *common, "--run-dir", str(tmp_path / "a"))
+    run("training.train_selfplay", *common, "--run-dir", str(tmp_path / "b"), "--stop-after", "4")
+    step_before = torch.load(tmp_path / "b" / "checkpoint.pt", weights_only=False)["global_step"]
+    run("training.train_selfplay", "--resume", str(tmp_path / "b" / "checkpoint.pt"), "--progress", "false")
+    a, b = params(tmp_path / "a" / "policy.pt"), params(tmp_path / "b" / "policy.pt")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    done = torch.load(tmp_path / "b" / "checkpoint.pt", weights_only=False)["global_step"]
+    assert 0 < step_before < done == torch.load(tmp_path / "a" / "checkpoint.pt", weights_only=False)["global_step"]
+
+
+@pytest.mark.parametrize("mode", ["single", "selfplay"])
+def test_sb3_smoke_and_resume(tmp_path, mode):
+    common = [
+        "--mode",
+        mode,
+        "--num-envs",
+        "2",
+        "--n-steps",
+        "64",
+        "--batch-size",
+        "64",
+        "--eval-every",
+        "0",
+        "--progress",
+        "false",
+        "--total-steps",
+        "512" if mode == "single" else "1024",
+    ]
+    run("training.train_sb3", *common, "--out-dir", str(tmp_path / "a"))
+    run_a = next((tmp_path / "a").iterdir())
+    assert (run_a / "checkpoint.zip").exists() and (run_a / "policy.zip").exists()
+    assert list(run_a.rglob("events.out.tfevents.*"))
+    if mode == "single":
+        half = [c if c != "512" else "256" for c in common]
+        run("training.train_sb3", *half, "--out-dir", str(tmp_path / "b"))
+        run_b = next((tmp_path / "b").iterdir())
+        run(
+            "training.train_sb3",
+            "--resume",
+            str(run_b / "checkpoint.zip"),
+            "--total-steps",
+            "512",
+            "--progress",
+            "false",
+        )
+        from sb3_contrib import MaskablePPO
+
+        pa = MaskablePPO.load(run_a / "policy.zip").policy.state_dict()
+        pb = MaskablePPO.load(run_b / "policy.zip").policy.state_dict()
+        assert all(torch.equal(pa[k], pb[k]) for k in pa)
+    agent = agents.make("policy", path=str(run_a / "policy.zip"))
+    game = Game(NertzConfig())
+    game.reset(seed=1)
+    a = agent.act_batch(game.obs, game.masks)
+    assert all(game.masks[p, a[p]] for p in range(4))
+
+
+def test_policy_save_load_round_trip_gives_identical_actions(tmp_path):
+    from agents.policy import save_policy
+
+    cfg = NertzConfig()
+    game = Game(cfg)
+    net = build_network(game.layout.size, len(game.catalogue), game.layout.high.astype(np.float32), (32, 32))
+    save_policy(tmp_path / "p.pt", net, cfg, (32, 32))
+    loaded, cfg2, _ = load_network(tmp_path / "p.pt")
+    assert cfg2 == cfg
+    for seed in range(5):
+        game.reset(seed=seed)
+        with torch.no_grad():
+            la, _ = net(torch.from_numpy(game.obs), torch.from_numpy(game.masks))
+            lb, _ = loaded(torch.from_numpy(game.obs), torch.from_numpy(game.masks))
+        assert torch.equal(la.argmax(-1), lb.argmax(-1))
+    agent_a = agents.make("policy", path=str(tmp_path / "p.pt"))
+    agent_b = agents.make("policy", path=str(tmp_path / "p.pt"))
+    assert (agent_a.act_batch(game.obs, game.masks) == agent_b.act_batch(game.obs, game.masks)).all()
+
+
+_NET = build_network(64, 30, np.ones(64, np.float32), (16,))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.floats(0.02, 0.9))
+def test_masked_policy_never_samples_an_illegal_action(seed, density):
+    """Illegal logits are masked to -1e8: sampling and argmax stay inside the mask."""
+    rng = np.random.default_rng(seed)
+    masks = (rng.random((256, 30)) < density).astype(np.int8)
+    masks[np.arange(256), rng.integers(30, size=256)] = 1
+    obs = rng.integers(0, 2, (256, 64)).astype(np.int8)
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        logits, _ = _NET(torch.from_numpy(obs), torch.from_numpy(masks))
+        sampled = torch.distributions.Categorical(logits=logits).sample().numpy()
+        greedy = logits.argmax(-1).numpy()
+    rows = np.arange(256)
+    assert masks[rows, sampled].all() and masks[rows, greedy].all()
+
+
+def test_shipped_policy_loads_by_name():
+    from agents.policy import SHIPPED
+
+    if not SHIPPED.exists():
+        pytest.skip("no shipped policy in this checkout")
+    agent = agents.make("ppo")
+    game = Game(agent.config)
+    game.reset(seed=2)
+    a = agent.act_batch(game.obs, game.masks)
+    assert all(game.masks[p, a[p]] for p in range(agent.config.num_players))

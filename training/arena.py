@@ -1,0 +1,184 @@
+"""Many hands at once: agents seated at a batch of tables stepped together by the compiled engine.
+
+A *hand* names its fixed deal (R10, one 52-card deck per seat), which agent sits in each seat and
+the seed of its own random stream (the R6 races): replaying it with
+``Game.reset(seed=hand.seed, decks=hand.decks)`` and the same agents gives the same table. Hands
+come from *streams*: generators that yield a hand, are sent its result and yield the next one (a
+match to 100 is one stream, R8; a single hand is a stream of one). The arena keeps ``batch_size``
+tables busy, asks every agent once per tick for all the seats it holds, and refills a table from
+the next stream as soon as its hand ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from agents.base import Agent
+from nertz_env import engine
+from nertz_env.actions import ActionCatalogue
+from nertz_env.config import NertzConfig
+from nertz_env.engine.observe import advance
+from nertz_env.layout import ObservationLayout
+
+
+@dataclass(frozen=True)
+class Hand:
+    """One hand to play: ``seats[s]`` is the index (in the arena's agent list) of seat ``s``'s agent."""
+
+    key: tuple[int, ...]
+    decks: np.ndarray  # int8 [P, 52], card codes in R10 deal order
+    seats: tuple[int, ...]
+    seed: int
+
+
+@dataclass(frozen=True)
+class HandResult:
+    """What a hand left on the table, per seat (R7 scores, R6 races) and overall (R5 end)."""
+
+    hand: Hand
+    scores: tuple[int, ...]
+    on_foundations: tuple[int, ...]
+    nertz_left: tuple[int, ...]
+    called: tuple[bool, ...]
+    races_won: tuple[int, ...]
+    races_lost: tuple[int, ...]
+    ticks: int
+    end_reason: str
+
+
+Stream = Generator[Hand, HandResult, None]
+
+
+def single(hand: Hand) -> Stream:
+    """A stream of one hand."""
+    yield hand
+
+
+def hand_stream_seed(*words: int) -> int:
+    """A 63-bit seed for a hand's random stream, a pure function of ``words``."""
+    return int(np.random.SeedSequence(list(words)).generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+@njit(cache=True)
+def _advance_tables(s, tables, actions, cfg, table, speed, prev, obs, masks, rewards, won, lost, illegal):
+    """One tick of every table in ``tables`` (R3), counting races won and lost (R6)."""
+    for i in range(tables.shape[0]):  # tables share nothing, each has its own random stream
+        b = tables[i]
+        advance(s, b, actions[b], cfg, table, speed, prev[b], obs[b], masks[b], rewards[b])
+        for p in range(actions.shape[1]):
+            won[b, p] += s.won_race[b, p]
+            lost[b, p] += s.collision[b, p]
+            illegal[b, p] += s.illegal[b, p]
+
+
+class Arena:
+    """``batch_size`` tables of one config, each seat played by one of ``agents``."""
+
+    def __init__(self, config: NertzConfig, agents: Sequence[Agent], batch_size: int = 2048):
+        for a in agents:
+            if a.config != config:
+                raise ValueError(f"agent {a!r} was built for {a.config}, not the arena's {config}")
+        self.config = config
+        self.agents = list(agents)
+        self.batch_size = int(batch_size)
+        self.catalogue = ActionCatalogue(config)
+        self.layout = ObservationLayout(config)
+        self._cfg = config.packed
+        self._table = self.catalogue.table
+        self._speed = config.speed_weights
+
+    def play(
+        self,
+        streams: Iterable[Stream],
+        on_result: Callable[[HandResult], None] | None = None,
+    ) -> list[HandResult]:
+        """Play every hand of every stream; results in the order hands ended."""
+        p, b_max = self.config.num_players, self.batch_size
+        d, n = self.layout.size, len(self.catalogue)
+        state = engine.new_state(b_max, p, self.config.work_piles)
+        obs = np.zeros((b_max, p, d), np.int8)
+        masks = np.zeros((b_max, p, n), np.int8)
+        actions = np.zeros((b_max, p), np.int64)
+        prev = np.zeros((b_max, p), np.int32)
+        rewards = np.zeros((b_max, p), np.float64)
+        won = np.zeros((b_max, p), np.int32)
+        lost = np.zeros((b_max, p), np.int32)
+        illegal = np.zeros((b_max, p), np.int32)
+        seat_agent = np.full((b_max, p), -1, np.int64)
+        active = np.zeros(b_max, np.bool_)
+        hands: list[Hand | None] = [None] * b_max
+        owner: list[Stream | None] = [None] * b_max
+        pending = iter(streams)
+        results: list[HandResult] = []
+
+        def start(b: int, hand: Hand) -> None:
+            if len(hand.seats) != p or np.shape(hand.decks) != (p, 52):
+                raise ValueError(f"hand {hand.key} does not fit a table of {p} players")
+            state.rng[b] = engine.seed_streams(hand.seed, 1)[0]  # as Game.reset(seed=hand.seed)
+            engine.deal(state, b, np.ascontiguousarray(hand.decks, dtype=np.int8), self._cfg)
+            engine.observe_and_mask(state, b, self._cfg, self._table, obs[b], masks[b])
+            won[b], lost[b], illegal[b] = 0, 0, 0
+            seat_agent[b] = hand.seats
+            hands[b] = hand
+            active[b] = True
+
+        def refill(b: int, result: HandResult | None) -> None:
+            stream = owner[b]
+            while True:
+                try:
+                    if stream is not None:
+                        hand = stream.send(result) if result is not None else next(stream)
+                        owner[b] = stream
+                        start(b, hand)
+                        return
+                except StopIteration:
+                    pass
+                result = None
+                stream = next(pending, None)
+                if stream is None:
+                    owner[b], hands[b], active[b] = None, None, False
+                    seat_agent[b] = -1
+                    return
+
+        for b in range(b_max):
+            refill(b, None)
+        obs_rows, mask_rows, act_rows = obs.reshape(-1, d), masks.reshape(-1, n), actions.reshape(-1)
+        while active.any():
+            live = seat_agent.reshape(-1)
+            for k, agent in enumerate(self.agents):
+                rows = np.flatnonzero(live == k)
+                if rows.size:
+                    act_rows[rows] = agent.act_batch(obs_rows[rows], mask_rows[rows])
+            tables = np.flatnonzero(active)
+            _advance_tables(
+                state, tables, actions, self._cfg, self._table, self._speed, prev, obs, masks, rewards,
+                won, lost, illegal,
+            )
+            if illegal[tables].any():
+                b, s = np.argwhere(illegal[tables] > 0)[0]
+                raise RuntimeError(f"agent {self.agents[seat_agent[tables[b], s]]!r} played an illegal action")
+            for b in tables[state.ended[tables] != 0]:
+                result = self._result(state, b, hands[b], won[b], lost[b])
+                results.append(result)
+                if on_result is not None:
+                    on_result(result)
+                refill(int(b), result)
+        return results
+
+    def _result(self, state: engine.State, b: int, hand: Hand, won: np.ndarray, lost: np.ndarray) -> HandResult:
+        ints = lambda a: tuple(int(x) for x in a)  # noqa: E731
+        return HandResult(
+            hand=hand,
+            scores=ints(state.score[b]),
+            on_foundations=ints(state.on_found[b]),
+            nertz_left=ints(state.nertz_len[b]),
+            called=tuple(bool(x) for x in state.called[b]),
+            races_won=ints(won),
+            races_lost=ints(lost),
+            ticks=int(state.tick[b]),
+            end_reason=engine.END_REASONS[int(state.ended[b])],
+        )

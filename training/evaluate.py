@@ -1,0 +1,302 @@
+"""The evaluation harness: agents play duplicate hands (or matches) and get a table of results.
+
+    python -m training.evaluate --agents heuristic greedy greedy greedy --hands 2000 --seed 0
+    python -m training.evaluate --agents heuristic greedy --hands 2000 --matches --target-score 100
+    python -m training.evaluate --agents heuristic greedy passive random --players 2 --hands 2000
+    python -m training.evaluate --agents greedy heuristic:call=now --rules stock_draw=1 --out r.json
+
+Duplicate format: deal ``i`` (one 52-card deck per seat, R10, drawn from the seed) is replayed
+once per rotation, agent ``k`` sitting in seat ``(k + r) % P`` in rotation ``r``, so every agent
+plays every deck from every seat and results are paired per deal. When more agents are named than
+``--players``, they form a pool: each deal seats a seeded draw of ``--players`` of them, then
+rotates. Agents are names or ``name:key=value,...`` (``agents.make_spec``).
+
+Per agent it reports the mean hand score (R7) with a 95% t interval over deals, the hand win share
+(the highest score wins, ties split) with a Wilson interval, how often it emptied its Nertz pile
+and called (R4.6), cards to foundations, ticks per hand, foundation races won and lost (R6), and
+an OpenSkill rating from every hand's ranking; with ``--matches``, matches to ``target_score``
+(R8) and the match win share. ``--out`` writes JSON with the config, seeds, versions and every
+hand's result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+import agents as agent_registry
+from agents.base import Agent
+from nertz_env.config import NertzConfig
+from training import stats
+from training.arena import Arena, Hand, HandResult, Stream, hand_stream_seed, single
+from training.report import format_report, paired, summarize
+
+# Words that keep the seed streams of deals, tables, hands and matches apart.
+_DEAL, _TABLE, _HAND, _MATCH, _AGENT = 1, 2, 3, 4, 5
+
+
+def deal_decks(seed: int, deal: int, num_players: int) -> np.ndarray:
+    """Deal ``deal`` of a run: ``int8 [P, 52]`` card codes, each row a shuffled deck in R10 order.
+    A pure function of its arguments, so a deal is the same however many are played."""
+    return _shuffled_decks(np.random.default_rng([seed, _DEAL, deal]), num_players)
+
+
+def match_decks(seed: int, match: int, hand: int, num_players: int) -> np.ndarray:
+    """The deal of hand ``hand`` of match ``match`` (the same in every rotation)."""
+    return _shuffled_decks(np.random.default_rng([seed, _MATCH, match, hand]), num_players)
+
+
+def _shuffled_decks(rng: np.random.Generator, num_players: int) -> np.ndarray:
+    return np.stack([rng.permutation(52) for _ in range(num_players)]).astype(np.int8)
+
+
+def rotation_seats(table: Sequence[int], rotation: int) -> tuple[int, ...]:
+    """The agent in each seat when ``table[k]`` sits in seat ``(k + rotation) % P``."""
+    p = len(table)
+    return tuple(table[(s - rotation) % p] for s in range(p))
+
+
+def tables_for(seed: int, deals: int, n_agents: int, players: int) -> list[tuple[int, ...]]:
+    """The agents at each deal's table: all of them, or a seeded draw from the pool."""
+    if n_agents == players:
+        return [tuple(range(players))] * deals
+    return [
+        tuple(int(k) for k in np.random.default_rng([seed, _TABLE, i]).choice(n_agents, players, replace=False))
+        for i in range(deals)
+    ]
+
+
+def duplicate_streams(seed: int, deals: int, tables: list[tuple[int, ...]]) -> list[Stream]:
+    """Every deal once per rotation of its table (the duplicate format)."""
+    out = []
+    for i in range(deals):
+        p = len(tables[i])
+        decks = deal_decks(seed, i, p)
+        for r in range(p):
+            hand = Hand((i, r), decks, rotation_seats(tables[i], r), hand_stream_seed(seed, _HAND, i, r))
+            out.append(single(hand))
+    return out
+
+
+def match_winner(totals: np.ndarray, last: np.ndarray, contenders: list[int]) -> list[int]:
+    """R8: the highest total among ``contenders``; ties go to the higher last-hand score; the
+    players still tied are returned to play another hand."""
+    top = max(totals[s] for s in contenders)
+    tied = [s for s in contenders if totals[s] == top]
+    if len(tied) == 1:
+        return tied
+    best = max(last[s] for s in tied)
+    return [s for s in tied if last[s] == best]
+
+
+def match_stream(
+    seed: int, match: int, rotation: int, table: tuple[int, ...], target: int, max_hands: int,
+    done: Callable[[dict[str, Any]], None],
+) -> Stream:
+    """One match to ``target`` (R8) in one rotation; its deals are the same in every rotation.
+    After ``max_hands`` hands the match is stopped and decided as if the target were reached; a
+    tie that survives it is split."""
+    p = len(table)
+    seats = rotation_seats(table, rotation)
+    totals = np.zeros(p, np.int64)
+    contenders = list(range(p))
+    h = 0
+    while True:
+        decks = match_decks(seed, match, h, p)
+        result = yield Hand((match, rotation, h), decks, seats, hand_stream_seed(seed, _MATCH, match, rotation, h))
+        totals += result.scores
+        h += 1
+        if totals.max() >= target or h >= max_hands:
+            contenders = match_winner(totals, np.asarray(result.scores), contenders)
+            if len(contenders) == 1 or h >= 2 * max_hands:
+                break
+    share = 1.0 / len(contenders)
+    done({
+        "key": [match, rotation], "seats": list(seats), "hands": h, "totals": [int(t) for t in totals],
+        "winners": [int(seats[s]) for s in contenders], "shares": {int(seats[s]): share for s in contenders},
+        "capped": h >= max_hands,
+    })
+
+
+def build_agents(specs: Sequence[str | Agent], config: NertzConfig, seed: int) -> tuple[list[Agent], list[str]]:
+    """The agents of a run and their labels (a repeated name gets ``#2``, ``#3``, ...)."""
+    built, labels, seen = [], [], defaultdict(int)
+    for k, spec in enumerate(specs):
+        agent_seed = hand_stream_seed(seed, _AGENT, k)
+        agent = spec if isinstance(spec, Agent) else agent_registry.make_spec(spec, seed=agent_seed, config=config)
+        label = spec if isinstance(spec, str) else agent.name
+        seen[label] += 1
+        built.append(agent)
+        labels.append(label if seen[label] == 1 else f"{label}#{seen[label]}")
+    return built, labels
+
+
+def _record(result: HandResult) -> dict[str, Any]:
+    h = result.hand
+    return {
+        "key": list(h.key), "seed": h.seed, "seats": list(h.seats), "scores": list(result.scores),
+        "on_foundations": list(result.on_foundations), "nertz_left": list(result.nertz_left),
+        "called": list(result.called), "races_won": list(result.races_won), "races_lost": list(result.races_lost),
+        "ticks": result.ticks, "end_reason": result.end_reason,
+    }
+
+
+def _versions() -> dict[str, str]:
+    import numba
+    import openskill
+
+    import nertz_env
+
+    return {
+        "nertz_env": nertz_env.__version__, "python": platform.python_version(), "numpy": np.__version__,
+        "numba": numba.__version__, "openskill": getattr(openskill, "__version__", "?"),
+    }
+
+
+def _progress(total: int, enabled: bool | None, unit: str):
+    from tqdm import tqdm
+
+    disable = (not sys.stderr.isatty()) if enabled is None else not enabled
+    return tqdm(total=total, unit=unit, disable=disable, smoothing=0.05, file=sys.stderr)
+
+
+def evaluate(
+    agents: Sequence[str | Agent],
+    hands: int = 2000,
+    seed: int = 0,
+    config: NertzConfig | None = None,
+    players: int | None = None,
+    matches: bool = False,
+    target_score: int = 100,
+    max_match_hands: int = 100,
+    batch_size: int = 2048,
+    progress: bool | None = None,
+) -> dict[str, Any]:
+    """Play ``hands`` duplicate deals (or, with ``matches``, that many matches per rotation) and
+    return the report: ``summary`` rows (per agent), ``paired`` rows (per pair of agents),
+    ``ratings``, every hand in ``hands`` (and ``matches``), the config, seeds and versions."""
+    players = players if players is not None else len(agents)
+    base = config if config is not None else NertzConfig()
+    config = base if base.num_players == players else base.replace(num_players=players)
+    if len(agents) < players:
+        raise ValueError(f"{players} seats need at least {players} agents, got {len(agents)}")
+    built, labels = build_agents(agents, config, seed)
+    tables = tables_for(seed, hands, len(built), players)
+    match_records: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    if matches:
+        bar = _progress(hands * players, progress, "match")
+
+        def done(rec: dict[str, Any]) -> None:
+            match_records.append(rec)
+            bar.update()
+
+        streams = [
+            match_stream(seed, m, r, tables[m], target_score, max_match_hands, done)
+            for m in range(hands) for r in range(players)
+        ]
+        results = Arena(config, built, batch_size).play(streams)
+    else:
+        bar = _progress(hands * players, progress, "hand")
+        results = Arena(config, built, batch_size).play(duplicate_streams(seed, hands, tables), lambda _: bar.update())
+    bar.close()
+    elapsed = time.perf_counter() - t0
+    records = sorted((_record(r) for r in results), key=lambda r: r["key"])
+    match_records.sort(key=lambda r: r["key"])
+    ratings = stats.rate_hands(((r["seats"], r["scores"]) for r in records), players=range(len(built)))
+    summary = summarize(records, labels)
+    for row in summary:
+        row["mu"], row["sigma"] = ratings[row["index"]]
+    if matches:
+        for row in summary:
+            k = row["index"]
+            mine = [m["shares"].get(k, 0.0) for m in match_records if k in m["seats"]]
+            row["matches"] = len(mine)
+            row["match_win_share"] = math.fsum(mine) / max(1, len(mine))
+            row["match_win_ci"] = list(stats.wilson_interval(math.fsum(mine), len(mine)))
+    ticks = sum(r["ticks"] for r in records)
+    return {
+        "agents": labels, "specs": [a if isinstance(a, str) else repr(a) for a in agents],
+        "players": players, "seed": seed, "deals": hands, "mode": "matches" if matches else "duplicate",
+        "target_score": target_score if matches else None, "config": config.to_dict(), "versions": _versions(),
+        "elapsed_s": elapsed, "hands_played": len(records), "ticks": ticks, "ticks_per_s": ticks / max(elapsed, 1e-9),
+        "summary": summary, "paired": paired(records, labels),
+        "replay": (  # how to rebuild any hand with nertz_env.game.Game
+            f"Game(NertzConfig(**config)).reset(seed=hand['seed'], decks=training.evaluate."
+            f"{'match_decks(seed, match, hand_no, players)' if matches else 'deal_decks(seed, deal, players)'}"
+            ".tolist()); seat s is played by agents[hand['seats'][s]]"
+        ),
+        "ratings": {labels[k]: {"mu": mu, "sigma": sg} for k, (mu, sg) in ratings.items()},
+        "hands": records, "matches": match_records,
+    }
+
+
+def rate_pool(
+    agent_names: Sequence[str], players_per_table: int, hands: int, seed: int = 0,
+    config: NertzConfig | None = None, progress: bool | None = False,
+) -> dict[str, tuple[float, float]]:
+    """OpenSkill ``{label: (mu, sigma)}`` for a pool of agents of any size, seated in rotating
+    tables of ``players_per_table`` (``hands`` deals, each played in every rotation)."""
+    report = evaluate(agent_names, hands=hands, seed=seed, config=config, players=players_per_table, progress=progress)
+    return {k: (v["mu"], v["sigma"]) for k, v in report["ratings"].items()}
+
+
+def parse_rules(items: Sequence[str]) -> dict[str, Any]:
+    """``["stock_draw=1", "speed=1,2"]`` -> NertzConfig options (comma lists become tuples)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise ValueError(f"--rules takes key=value, got {item!r}")
+        value = value.strip()
+        out[key.strip()] = (
+            tuple(agent_registry.parse_value(v) for v in value.split(","))
+            if "," in value else agent_registry.parse_value(value)
+        )
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m training.evaluate", description=__doc__.split("\n\n")[0])
+    add = ap.add_argument
+    add("--agents", nargs="+", required=True, help="agent names or name:key=value,... specs, one per seat")
+    add("--hands", type=int, default=2000, help="deals, each played in every rotation (with --matches: matches)")
+    add("--seed", type=int, default=0, help="the seed of the deals, the races (R6) and the agents")
+    add("--players", type=int, default=None, help="seats per table; default one per agent, fewer makes a pool")
+    add("--matches", action="store_true", help="play matches to --target-score (R8) instead of single hands")
+    add("--target-score", type=int, default=100)
+    add("--max-match-hands", type=int, default=100, help="decide a match still running after this many hands")
+    add("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="NertzConfig options, e.g. stock_draw=1")
+    add("--batch-size", type=int, default=2048, help="tables stepped together")
+    add("--out", default=None, help="write the full report, every hand included, as JSON")
+    add("--quiet", action="store_true", help="no progress bar")
+    args = ap.parse_args(argv)
+    try:
+        rules = parse_rules(args.rules)
+        config = NertzConfig.from_kwargs(**{"num_players": args.players or len(args.agents), **rules})
+        report = evaluate(
+            args.agents, hands=args.hands, seed=args.seed, config=config, players=config.num_players,
+            matches=args.matches, target_score=args.target_score, max_match_hands=args.max_match_hands,
+            batch_size=args.batch_size, progress=False if args.quiet else None,
+        )
+    except ValueError as e:
+        ap.error(str(e))
+    print(format_report(report))
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(report, f, default=float)
+        print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,152 @@
+"""Intervals and ratings for the evaluation harness, with no dependency beyond the standard library
+(and ``openskill`` for ratings).
+
+* ``mean_interval``: the mean with a Student-t interval (the normal one for large samples is the
+  same to 3 decimals, ``normal_interval``).
+* ``wilson_interval``: a share (win share, Nertz-out rate) with the Wilson score interval, which
+  stays inside [0, 1] and behaves at shares near 0 or 1.
+* ``rate_hands``: OpenSkill (Plackett-Luce) ratings from each hand's ranking by R7 score.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Sequence
+from statistics import NormalDist
+
+
+def normal_quantile(p: float) -> float:
+    """The standard normal quantile, ``normal_quantile(0.975) = 1.959964``."""
+    return NormalDist().inv_cdf(p)
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """The continued fraction of the incomplete beta function (modified Lentz)."""
+    tiny, eps = 1e-300, 1e-15
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 400):
+        m2 = 2 * m
+        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)), -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+            d = 1.0 + aa * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + aa / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < eps:
+            break
+    return h
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function ``I_x(a, b)``."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    lbt = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(lbt) * _betacf(a, b, x) / a
+    return 1.0 - math.exp(lbt) * _betacf(b, a, 1.0 - x) / b
+
+
+def t_cdf(t: float, df: float) -> float:
+    """Student's t distribution function."""
+    tail = 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))
+    return 1.0 - tail if t >= 0 else tail
+
+
+def t_quantile(p: float, df: float) -> float:
+    """Student's t quantile, ``t_quantile(0.975, 9) = 2.262157``; bisection on ``t_cdf``."""
+    if not 0.0 < p < 1.0 or df <= 0:
+        raise ValueError(f"t_quantile needs 0 < p < 1 and df > 0, got p={p}, df={df}")
+    if p < 0.5:
+        return -t_quantile(1.0 - p, df)
+    lo, hi = 0.0, 1.0
+    while t_cdf(hi, df) < p:
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if t_cdf(mid, df) < p:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-12 * max(1.0, hi):
+            break
+    return 0.5 * (lo + hi)
+
+
+def _mean_sd(values: Sequence[float]) -> tuple[int, float, float]:
+    n = len(values)
+    if n == 0:
+        return 0, math.nan, math.nan
+    mean = math.fsum(values) / n
+    var = math.fsum((v - mean) ** 2 for v in values) / (n - 1) if n > 1 else math.nan
+    return n, mean, math.sqrt(var)
+
+
+def mean_interval(values: Iterable[float], confidence: float = 0.95) -> tuple[float, float, float]:
+    """``(mean, low, high)``: the Student-t interval of the mean (NaN bounds below 2 values)."""
+    n, mean, sd = _mean_sd(list(values))
+    if n < 2:
+        return mean, math.nan, math.nan
+    half = t_quantile(0.5 + confidence / 2.0, n - 1) * sd / math.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+def normal_interval(values: Iterable[float], confidence: float = 0.95) -> tuple[float, float, float]:
+    """``(mean, low, high)`` with the normal quantile instead of Student's t."""
+    n, mean, sd = _mean_sd(list(values))
+    if n < 2:
+        return mean, math.nan, math.nan
+    half = normal_quantile(0.5 + confidence / 2.0) * sd / math.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval of a share; ``successes`` may be fractional (split ties)."""
+    if n <= 0:
+        return math.nan, math.nan
+    z = normal_quantile(0.5 + confidence / 2.0)
+    p = successes / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    lo = 0.0 if successes <= 0 else max(0.0, centre - half)
+    hi = 1.0 if successes >= n else min(1.0, centre + half)
+    return lo, hi
+
+
+def win_shares(scores: Sequence[float]) -> list[float]:
+    """Each seat's share of one hand's win: the highest score wins, ties split."""
+    top = max(scores)
+    winners = sum(1 for s in scores if s == top)
+    return [1.0 / winners if s == top else 0.0 for s in scores]
+
+
+def rate_hands(
+    hands: Iterable[tuple[Sequence[Hashable], Sequence[float]]],
+    players: Iterable[Hashable] = (),
+    tau: float | None = 0.0,
+) -> dict[Hashable, tuple[float, float]]:
+    """OpenSkill Plackett-Luce ratings ``{player: (mu, sigma)}`` from hands given in play order as
+    ``(players at the table, their scores)``; equal scores share a rank. A player must not sit
+    twice at one table. ``tau`` is the skill drift added before each hand: 0 by default, since an
+    agent does not change during an evaluation (OpenSkill's own default, ``None`` here, makes
+    the ratings follow the last few hundred hands and blurs small gaps)."""
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce() if tau is None else PlackettLuce(tau=tau)
+    ratings = {p: model.rating() for p in players}
+    for who, scores in hands:
+        if len(set(who)) != len(who):
+            raise ValueError(f"a player sits twice at one table: {list(who)}")
+        for p in who:
+            if p not in ratings:
+                ratings[p] = model.rating()
+        new = model.rate([[ratings[p]] for p in who], scores=[float(s) for s in scores])
+        for p, team in zip(who, new):
+            ratings[p] = team[0]
+    return {p: (r.mu, r.sigma) for p, r in ratings.items()}

@@ -1,0 +1,367 @@
+"""Self-play masked PPO for Nertz in one readable file (in the style of CleanRL's ppo.py).
+
+One policy plays every seat of some games (self-play) and seat 0 of the others, where the other
+seats belong to an opponent drawn at every deal from a pool of the policy's own past snapshots
+mixed with scripted agents. The batched engine (``NertzVectorEnv``) steps all games at once.
+Illegal actions get a logit of -1e8 and no share of the entropy.
+
+    python -m training.train_selfplay --help
+    python -m training.train_selfplay --total-steps 200000 --exp-name quick
+    python -m training.train_selfplay --resume runs/<run>/checkpoint.pt
+
+Writes ``runs/{env}__{exp}__{seed}__{time}/``: TensorBoard logs, ``checkpoint.pt`` (everything
+needed to resume exactly), ``policy.pt`` (the policy alone, for ``agents.make("policy", path=...)``),
+``config.json`` and ``evals.jsonl``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import pickle
+import random
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+import agents
+from agents.policy import build_network, save_policy
+from nertz_env.config import NertzConfig
+from nertz_env.vector import NertzVectorEnv
+from training.args import arg, parse
+
+
+@dataclass
+class Args:
+    """Self-play masked PPO for Nertz."""
+
+    exp_name: str = arg("selfplay", "name of the run (logs go to {out_dir}/nertz_v0__{exp_name}__{seed}__{time})")
+    seed: int = arg(1, "the one seed of torch, numpy, the games and the opponent draws")
+    total_steps: int = arg(6_000_000, "learner decisions to train on")
+    num_envs: int = arg(64, "games stepped at once")
+    num_players: int = arg(4, "players per game")
+    num_steps: int = arg(64, "ticks per rollout")
+    self_play_fraction: float = arg(0.5, "share of games in which the learner holds every seat")
+    scripted: tuple[str, ...] = arg(("greedy", "heuristic"), "scripted opponents in the pool")
+    pool_size: int = arg(4, "past snapshots of the policy kept as opponents")
+    snapshot_every: int = arg(20, "updates between snapshots added to the pool")
+    reward: str = arg(
+        "relative", "reward mode of the env: dense, sparse or relative", choices=["dense", "sparse", "relative"]
+    )
+    hidden: tuple[int, ...] = arg((256, 256), "hidden layer sizes of the actor-critic MLP")
+    learning_rate: float = arg(3e-4, "Adam learning rate")
+    anneal_lr: bool = arg(True, "anneal the learning rate linearly to 0")
+    gamma: float = arg(0.995, "discount factor")
+    gae_lambda: float = arg(0.95, "GAE lambda")
+    num_minibatches: int = arg(4, "minibatches per epoch")
+    update_epochs: int = arg(3, "epochs per update")
+    clip_coef: float = arg(0.2, "PPO clip coefficient")
+    ent_coef: float = arg(0.01, "entropy coefficient")
+    vf_coef: float = arg(0.5, "value loss coefficient")
+    max_grad_norm: float = arg(0.5, "gradient clipping norm")
+    target_kl: float = arg(0.0, "stop the epochs of an update early above this KL (0: never)")
+    device: str = arg("auto", "auto (CUDA when present), cpu or cuda")
+    threads: int = arg(0, "torch CPU threads (0: torch's default)")
+    eval_every: int = arg(50, "updates between evaluations against greedy and heuristic (0: never)")
+    eval_deals: int = arg(100, "duplicate deals per evaluation")
+    save_every: int = arg(10, "updates between checkpoints")
+    out_dir: str = arg("runs", "where runs are written")
+    run_dir: str = arg("", "write into this directory instead of a new one under out_dir")
+    resume: str = arg("", "a checkpoint.pt to continue from (same results as an uninterrupted run)")
+    stop_after: int = arg(0, "stop this invocation after so many updates, with a checkpoint (0: run to the end)")
+    progress: bool = arg(True, "show a progress bar")
+    tensorboard: bool = arg(True, "write TensorBoard logs")
+
+
+class Opponents:
+    """The pool: scripted agents and frozen snapshots of the policy, drawn per game at each deal."""
+
+    def __init__(self, args: Args, config: NertzConfig, rng: np.random.Generator):
+        self.scripted = [agents.make(name, seed=args.seed, config=config) for name in args.scripted]
+        self.snapshots: list[torch.nn.Module] = []
+        self.args, self.rng = args, rng
+
+    def __len__(self) -> int:
+        return len(self.scripted) + len(self.snapshots)
+
+    def add(self, net: torch.nn.Module) -> None:
+        self.snapshots.append(copy.deepcopy(net).eval())
+        del self.snapshots[: -self.args.pool_size]
+
+    def draw(self, n: int) -> np.ndarray:
+        return self.rng.integers(len(self), size=n)
+
+    def act(self, who: int, obs: np.ndarray, masks: np.ndarray, device) -> np.ndarray:
+        if who < len(self.scripted):
+            return self.scripted[who].act_batch(obs, masks)
+        with torch.no_grad():
+            logits, _ = self.snapshots[who - len(self.scripted)](
+                torch.from_numpy(obs).to(device), torch.from_numpy(masks).to(device)
+            )
+            return torch.distributions.Categorical(logits=logits).sample().cpu().numpy()
+
+
+def evaluate_policy(policy_path: Path, config: NertzConfig, deals: int, seed: int) -> dict:
+    """The harness's duplicate format: the policy against three of each scripted baseline."""
+    from training.evaluate import evaluate
+
+    out = {}
+    for rival in ("greedy", "heuristic"):
+        lineup = ["policy:path=" + str(policy_path)] + [rival] * (config.num_players - 1)
+        me = evaluate(lineup, hands=deals, seed=seed, config=config, progress=False)["summary"][0]
+        out[rival] = {"win_share": me["win_share"], "win_ci": me["win_ci"], "score": me["score"]}
+    return out
+
+
+def main(argv: list[str] | None = None) -> Path:
+    args = parse(Args, argv)
+    resume = torch.load(args.resume, map_location="cpu", weights_only=False) if args.resume else None
+    if resume is not None:
+        args = Args(
+            **{
+                **resume["args"],
+                "resume": args.resume,
+                "progress": args.progress,
+                "stop_after": args.stop_after,
+                "hidden": tuple(resume["args"]["hidden"]),
+                "scripted": tuple(resume["args"]["scripted"]),
+            }
+        )
+    run_dir = (
+        Path(args.run_dir or (resume["run_dir"] if resume else ""))
+        if (args.run_dir or resume)
+        else (Path(args.out_dir) / f"nertz_v0__{args.exp_name}__{args.seed}__{int(time.time())}")
+    )
+    run_dir.mkdir(parents=True, exist_ok=True)
+
+    # Seeding, in one place.
+    random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    device = torch.device(
+        "cuda"
+        if args.device == "auto" and torch.cuda.is_available()
+        else ("cpu" if args.device == "auto" else args.device)
+    )
+    rng = np.random.default_rng(args.seed)
+
+    config = NertzConfig(num_players=args.num_players, reward=args.reward)
+    envs = NertzVectorEnv(args.num_envs, **config.to_dict())
+    layout, n_actions, P = envs.layout, envs.num_actions, args.num_players
+    net = build_network(layout.size, n_actions, layout.high.astype(np.float32), args.hidden).to(device)
+    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
+    pool = Opponents(args, config, rng)
+
+    # Which (game, seat) pairs the learner holds: every seat of the self-play games, seat 0 of the rest.
+    n_self = int(round(args.num_envs * args.self_play_fraction))
+    learn = np.zeros((args.num_envs, P), bool)
+    learn[:n_self] = True
+    learn[n_self:, 0] = True
+    learn_idx = np.flatnonzero(learn.reshape(-1))
+    n_learn = len(learn_idx)
+    mixed = np.arange(n_self, args.num_envs)
+    batch_size = args.num_steps * n_learn
+    minibatch = batch_size // args.num_minibatches
+    num_updates = max(1, args.total_steps // batch_size)
+
+    start_update, global_step = 1, 0
+    if resume is not None:
+        net.load_state_dict(resume["net"])
+        optimizer.load_state_dict(resume["optimizer"])
+        for sd in resume["pool"]:
+            snap = build_network(layout.size, n_actions, layout.high.astype(np.float32), args.hidden).to(device)
+            snap.load_state_dict(sd)
+            pool.snapshots.append(snap.eval())
+        envs = pickle.loads(resume["envs"])
+        rng.bit_generator.state = resume["numpy_rng"]
+        torch.set_rng_state(resume["torch_rng"])
+        start_update, global_step = resume["update"] + 1, resume["global_step"]
+        obs, masks, opponent = resume["obs"], resume["masks"], resume["opponent"]
+    else:
+        obs, masks = envs.reset(seed=args.seed)
+        obs, masks = obs.copy(), masks.copy()
+        opponent = pool.draw(len(mixed))
+    (run_dir / "config.json").write_text(
+        json.dumps({"args": asdict(args), "rules": config.to_dict()}, indent=2, default=str)
+    )
+    writer = None
+    if args.tensorboard:
+        from torch.utils.tensorboard import SummaryWriter
+
+        writer = SummaryWriter(str(run_dir))
+
+    D = layout.size
+    b_obs = torch.zeros((args.num_steps, n_learn, D), dtype=torch.int8)
+    b_masks = torch.zeros((args.num_steps, n_learn, n_actions), dtype=torch.int8)
+    b_actions = torch.zeros((args.num_steps, n_learn), dtype=torch.long)
+    b_logprobs = torch.zeros((args.num_steps, n_learn))
+    b_rewards = torch.zeros((args.num_steps, n_learn))
+    b_dones = torch.zeros((args.num_steps, n_learn))
+    b_values = torch.zeros((args.num_steps, n_learn))
+    actions = np.zeros((args.num_envs, P), np.int64)
+    next_done = torch.zeros(n_learn)
+    bar = tqdm(
+        total=num_updates * batch_size,
+        initial=(start_update - 1) * batch_size,
+        disable=not args.progress,
+        unit="step",
+        dynamic_ncols=True,
+        file=sys.stderr,
+    )
+    recent: list[float] = []
+
+    for update in range(start_update, num_updates + 1):
+        t0 = time.perf_counter()
+        t_env = 0.0
+        if args.anneal_lr:
+            optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - (update - 1) / num_updates)
+        for step in range(args.num_steps):
+            flat_obs = obs.reshape(-1, D)[learn_idx]
+            flat_masks = masks.reshape(-1, n_actions)[learn_idx]
+            b_obs[step] = torch.from_numpy(flat_obs)
+            b_masks[step] = torch.from_numpy(flat_masks)
+            b_dones[step] = next_done
+            with torch.no_grad():
+                logits, value = net(torch.from_numpy(flat_obs).to(device), torch.from_numpy(flat_masks).to(device))
+                dist = torch.distributions.Categorical(logits=logits)
+                action = dist.sample()
+            b_actions[step], b_logprobs[step], b_values[step] = action.cpu(), dist.log_prob(action).cpu(), value.cpu()
+            actions.reshape(-1)[learn_idx] = action.cpu().numpy()
+            for who in np.unique(opponent):  # the other seats of the mixed games
+                games = mixed[opponent == who]
+                actions[games, 1:] = pool.act(
+                    int(who), obs[games, 1:].reshape(-1, D), masks[games, 1:].reshape(-1, n_actions), device
+                ).reshape(len(games), P - 1)
+            te = time.perf_counter()
+            obs, masks, rewards, terms, truncs, infos = envs.step(actions)
+            t_env += time.perf_counter() - te
+            done = (terms | truncs).reshape(-1)[learn_idx]
+            b_rewards[step] = torch.from_numpy(rewards.reshape(-1)[learn_idx].astype(np.float32))
+            next_done = torch.from_numpy(done.astype(np.float32))
+            ended = np.flatnonzero(infos["episode"]["done"])
+            if len(ended):
+                scores = infos["episode"]["scores"][ended]
+                recent.extend(scores[:, 0].tolist())
+                mixed_ended = np.isin(mixed, ended)
+                opponent[mixed_ended] = pool.draw(int(mixed_ended.sum()))
+            global_step += n_learn
+
+        # Generalized advantage estimation, per (game, seat) trajectory.
+        with torch.no_grad():
+            flat_obs = obs.reshape(-1, D)[learn_idx]
+            flat_masks = masks.reshape(-1, n_actions)[learn_idx]
+            _, next_value = net(torch.from_numpy(flat_obs).to(device), torch.from_numpy(flat_masks).to(device))
+            next_value = next_value.cpu()
+            advantages = torch.zeros_like(b_rewards)
+            last = torch.zeros(n_learn)
+            for t in reversed(range(args.num_steps)):
+                not_done = 1.0 - (next_done if t == args.num_steps - 1 else b_dones[t + 1])
+                nv = next_value if t == args.num_steps - 1 else b_values[t + 1]
+                delta = b_rewards[t] + args.gamma * nv * not_done - b_values[t]
+                last = delta + args.gamma * args.gae_lambda * not_done * last
+                advantages[t] = last
+            returns = advantages + b_values
+
+        # PPO update.
+        f_obs, f_masks = b_obs.reshape(batch_size, D), b_masks.reshape(batch_size, n_actions)
+        f_actions, f_logprobs = b_actions.reshape(-1), b_logprobs.reshape(-1)
+        f_adv, f_ret = advantages.reshape(-1), returns.reshape(-1)
+        clipfracs, approx_kl = [], torch.tensor(0.0)
+        for _epoch in range(args.update_epochs):
+            order = torch.randperm(batch_size)
+            for start in range(0, batch_size, minibatch):
+                mb = order[start : start + minibatch]
+                logits, value = net(f_obs[mb].to(device), f_masks[mb].to(device))
+                logp_all = torch.log_softmax(logits, -1)
+                newlogprob = logp_all.gather(1, f_actions[mb].to(device)[:, None]).squeeze(1)
+                probs = logp_all.exp()
+                legal = f_masks[mb].to(device) != 0
+                entropy = -(probs * logp_all).where(legal, torch.zeros_like(probs)).sum(-1)
+                logratio = newlogprob - f_logprobs[mb].to(device)
+                ratio = logratio.exp()
+                with torch.no_grad():
+                    approx_kl = ((ratio - 1) - logratio).mean()
+                    clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+                adv = f_adv[mb].to(device)
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+                v_loss = 0.5 * ((value - f_ret[mb].to(device)) ** 2).mean()
+                loss = pg_loss - args.ent_coef * entropy.mean() + args.vf_coef * v_loss
+                optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+                optimizer.step()
+            if args.target_kl and approx_kl > args.target_kl:
+                break
+
+        if update % args.snapshot_every == 0:
+            pool.add(net)
+        elapsed = time.perf_counter() - t0
+        bar.update(batch_size)
+        mean_score = float(np.mean(recent[-200:])) if recent else float("nan")
+        bar.set_postfix(score=f"{mean_score:.1f}", sps=f"{batch_size / elapsed:.0f}")
+        if writer is not None:
+            writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], global_step)
+            writer.add_scalar("charts/episode_score", mean_score, global_step)
+            writer.add_scalar("charts/steps_per_second", batch_size / elapsed, global_step)
+            writer.add_scalar("charts/env_share_of_time", t_env / elapsed, global_step)
+            writer.add_scalar("losses/value_loss", v_loss.item(), global_step)
+            writer.add_scalar("losses/policy_loss", pg_loss.item(), global_step)
+            writer.add_scalar("losses/entropy", entropy.mean().item(), global_step)
+            writer.add_scalar("losses/approx_kl", approx_kl.item(), global_step)
+            writer.add_scalar("losses/clipfrac", float(np.mean(clipfracs)), global_step)
+
+        last_update = update == num_updates or update - start_update + 1 == args.stop_after
+        if update % args.save_every == 0 or last_update:
+            save_policy(
+                run_dir / "policy.pt",
+                net,
+                config,
+                args.hidden,
+                extra={"global_step": global_step, "command": " ".join(sys.argv), "seed": args.seed},
+            )
+            state = {
+                "args": asdict(args),
+                "run_dir": str(run_dir),
+                "update": update,
+                "global_step": global_step,
+                "net": net.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "pool": [s.state_dict() for s in pool.snapshots],
+                "envs": pickle.dumps(envs),
+                "numpy_rng": rng.bit_generator.state,
+                "torch_rng": torch.get_rng_state(),
+                "obs": obs.copy(),
+                "masks": masks.copy(),
+                "opponent": opponent.copy(),
+            }
+            tmp = run_dir / "checkpoint.pt.tmp"
+            torch.save(state, tmp)
+            os.replace(tmp, run_dir / "checkpoint.pt")  # atomic: a kill leaves the last good file
+        if args.eval_every and (update % args.eval_every == 0 or last_update):
+            result = evaluate_policy(run_dir / "policy.pt", config, args.eval_deals, seed=args.seed + update)
+            result.update(update=update, global_step=global_step)
+            with open(run_dir / "evals.jsonl", "a") as fh:
+                fh.write(json.dumps(result) + "\n")
+            if writer is not None:
+                for rival, r in result.items():
+                    if isinstance(r, dict):
+                        writer.add_scalar(f"eval/win_share_vs_{rival}", r["win_share"], global_step)
+                        writer.add_scalar(f"eval/score_vs_{rival}", r["score"], global_step)
+        if last_update:
+            break
+    bar.close()
+    if writer is not None:
+        writer.close()
+    return run_dir
+
+
+if __name__ == "__main__":
+    main()
