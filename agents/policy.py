@@ -44,7 +44,7 @@ def build_network(obs_dim: int, n_actions: int, high: np.ndarray, hidden: tuple[
             layers: list[nn.Module] = []
             size = obs_dim
             for h in hidden:
-                layers += [nn.Linear(size, h), nn.ReLU()]
+                layers += [nn.Linear(size, h), nn.ReLU(inplace=True)]
                 size = h
             self.body = nn.Sequential(*layers)
             self.policy_head = nn.Linear(size, n_actions)

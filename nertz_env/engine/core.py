@@ -298,10 +298,10 @@ def step(s, b, actions, cfg, table, speed):
     if s.ended[b] != RUNNING:
         return
     n_actions = table.shape[0]
-    kind = np.zeros(n_players, np.int64)
-    src = np.zeros(n_players, np.int64)
-    dst = np.zeros(n_players, np.int64)
-    cnt = np.zeros(n_players, np.int64)
+    # One scratch allocation per tick: kind, src, dst, cnt, card, pile, claimants, won/done flags.
+    buf = np.zeros((9, n_players), np.int64)
+    kind, src, dst, cnt, card = buf[0], buf[1], buf[2], buf[3], buf[4]
+    pile, claimants, won, done = buf[5], buf[6], buf[7], buf[8]
     # R3: every action is judged on the state at the start of the tick; illegal ones are WAIT.
     for p in range(n_players):
         a = actions[p]
@@ -309,21 +309,21 @@ def step(s, b, actions, cfg, table, speed):
             s.illegal[b, p] = True
             continue
         k_, s_, d_, n_ = table[a, 0], table[a, 1], table[a, 2], table[a, 3]
-        if legal(s, b, p, k_, s_, d_, n_, cfg):
+        # The rule is legal_row's; the player's view is read here rather than through legal(s, ...),
+        # whose passing of the whole state costs more than the check itself.
+        nt, wt, work, wl, tops, can_draw, any_empty = _player_view(s, b, p, cfg[C_WORK])
+        if legal_row(k_, s_, d_, n_, nt, wt, work, wl, tops, can_draw, any_empty, cfg):
             kind[p], src[p], dst[p], cnt[p] = k_, s_, d_, n_
         else:
             s.illegal[b, p] = True
 
     # R6: races for the same foundation card. Piles are chosen on the start-of-tick table, so
     # the assignment is made before any card lands.
-    card = np.full(n_players, -1, np.int64)
-    pile = np.full(n_players, -1, np.int64)
+    card[:] = -1
+    pile[:] = -1
     for p in range(n_players):
         if kind[p] == TO_FOUNDATION:
             card[p] = source_card(s, b, p, src[p], 1)
-    done = np.zeros(n_players, np.bool_)
-    claimants = np.empty(n_players, np.int64)
-    won = np.empty(n_players, np.bool_)
     n_found = s.n_found[b]
     for p in range(n_players):
         if card[p] < 0 or done[p] or rank(card[p]) == 1:  # R6: aces never collide

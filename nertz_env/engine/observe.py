@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 from numba import carray, njit, types
+from numba.core import ir_utils
 from numba.extending import intrinsic, overload
 
-from nertz_env.actions import TO_WORK, WAIT, WORK_SOURCE
+from nertz_env.actions import TO_FOUNDATION, TO_WORK, UNDER, WAIT, WORK_SOURCE
 from nertz_env.config import C_PLAYERS, C_REWARD, C_WORK
 from nertz_env.engine.core import legal_row, step
 from nertz_env.engine.state import RUNNING, State
@@ -33,6 +34,7 @@ REWARD_DENSE, REWARD_SPARSE, REWARD_RELATIVE = 0, 1, 2
 
 @intrinsic
 def _data(typingctx, arr):
+    """The data pointer of an array."""
     if not isinstance(arr, types.Array):
         return None
 
@@ -48,11 +50,28 @@ def raw(a):
     return a
 
 
-@overload(raw, inline="always")
+@overload(raw)
 def _raw(a):
     if isinstance(a, types.Array) and a.layout == "C":
         return lambda a: carray(_data(a), a.shape)
     return lambda a: a
+
+
+def _aliases_its_arguments(lhs, args, alias_map, arg_aliases):
+    for arg in args:  # as numba.core.ir_utils._add_alias
+        if arg.name in arg_aliases:
+            arg_aliases.add(lhs)
+        else:
+            alias_map.setdefault(lhs, set()).add(arg.name)
+            alias_map.setdefault(arg.name, set()).add(lhs)
+
+
+# Numba's dead-code pass drops a write into an array that is never read afterwards unless it knows
+# the array aliases one that outlives the function; tell it that a raw view (or a state of raw
+# views) aliases its source, or writes through it would vanish.
+ir_utils.alias_func_extensions[("raw", __name__)] = _aliases_its_arguments
+ir_utils.alias_func_extensions[("raw_state", __name__)] = _aliases_its_arguments
+ir_utils.alias_func_extensions[(State.__name__, State.__module__)] = _aliases_its_arguments
 
 
 @njit(cache=True, inline="always")
@@ -99,6 +118,18 @@ def state_size(n_players, n_work) -> int:
 
 # ---------------------------------------------------------------------------------------------
 # Observations (R9)
+
+
+@njit(cache=True, inline="always")
+def _zero(dst):
+    for i in range(dst.shape[0]):  # indices from a range: no wraparound test, so one memset
+        dst[i] = 0
+
+
+@njit(cache=True, inline="always")
+def _copy(dst, src):
+    for i in range(dst.shape[0]):
+        dst[i] = src[i]
 
 
 @njit(cache=True, inline="always")
@@ -154,21 +185,16 @@ def observe_game(s, b, cfg, out):
     glo = global_offset(n_players, n_work)
     size = glo + 54
     row = out[0]
-    for i in range(size):
-        row[i] = 0
+    _zero(row[:size])
     _public_blocks(s, b, cfg, row)
     _globals(s, b, row, glo)
     for v in range(1, n_players):  # egocentric: the viewer first, then the next seats in order
         dst = out[v]
         for q in range(n_players):
-            o = q * blk
             src = ((v + q) % n_players) * blk
-            for i in range(blk):
-                dst[o + i] = row[src + i]
-        for i in range(mem, glo):
-            dst[i] = 0
-        for i in range(glo, size):
-            dst[i] = row[i]
+            _copy(dst[q * blk : (q + 1) * blk], row[src : src + blk])
+        _zero(dst[mem:glo])
+        _copy(dst[glo:size], row[glo:size])
     waste, waste_len, stock, stock_len = s.waste[b], s.waste_len[b], s.stock[b], s.stock_len[b]
     for v in range(n_players):  # R9: what the viewer remembers of their own waste and stock
         dst = out[v]
@@ -208,27 +234,34 @@ def state_vector(s, b, cfg, out):
 # Legal-action masks (R4)
 
 
-def mask_plan(table: np.ndarray) -> np.ndarray:
-    """For ``legal_masks``: for each catalogue row that moves a block of ``n`` work cards, the
-    first row after the run of the same move with ``n + 1``, ``n + 2``, ... cards (they all need
-    more cards than the pile holds once this one does); -1 for the other rows."""
-    table = np.asarray(table)
-    plan = np.full(len(table), -1, np.int16)
-    for a in range(len(table) - 1, -1, -1):
-        kind, src, dst, n = (int(x) for x in table[a])
-        if kind != TO_WORK or src < WORK_SOURCE:
-            continue
-        nxt = table[a + 1] if a + 1 < len(table) else None
-        same_run = nxt is not None and tuple(nxt[:3]) == (kind, src, dst) and int(nxt[3]) == n + 1
-        plan[a] = plan[a + 1] if same_run else a + 1
-    return plan
+@njit(cache=True)
+def mask_plan(table):
+    """The catalogue ``table`` as runs for ``legal_masks``: one row ``(first, kind, source,
+    destination, n, count)`` per run of catalogue rows ``first .. first + count - 1``. A run is one
+    row, or the moves of blocks of ``n, n + 1, ...`` cards between the same two work piles."""
+    n_rows = table.shape[0]
+    plan = np.empty((n_rows, 6), np.int16)
+    g, a = 0, 0
+    while a < n_rows:
+        kind, src, dst, n = table[a, 0], table[a, 1], table[a, 2], table[a, 3]
+        count = 1
+        if kind == TO_WORK and src >= WORK_SOURCE:
+            while a + count < n_rows and table[a + count, 0] == kind and table[a + count, 1] == src:
+                if table[a + count, 2] != dst or table[a + count, 3] != n + count:
+                    break
+                count += 1
+        plan[g, 0], plan[g, 1], plan[g, 2], plan[g, 3], plan[g, 4], plan[g, 5] = a, kind, src, dst, n, count
+        g += 1
+        a += count
+    return plan[:g].copy()
 
 
 @njit(cache=True)
 def legal_masks(s, b, cfg, table, plan, out):
     """Every player's mask of game ``b`` over the catalogue ``table`` into ``out[P, N]`` (int8):
-    row ``p`` equals ``core.legal_mask(s, b, p, ...)``. ``plan`` is ``mask_plan(table)``, or an
-    empty array to skip block moves one row at a time."""
+    row ``p`` equals ``core.legal_mask(s, b, p, ...)``, asked of the same ``core.legal_row``.
+    ``plan`` is ``mask_plan(table)``: a run of block moves is asked only about the blocks the
+    source pile holds (the others have no card to move)."""
     s = raw_state(s)
     cfg, table, plan, out = raw(cfg), raw(table), raw(plan), raw(out)
     n_players, n_work = cfg[C_PLAYERS], cfg[C_WORK]
@@ -239,29 +272,39 @@ def legal_masks(s, b, cfg, table, plan, out):
                 out[p, a] = table[a, 0] == WAIT
         return
     tops = s.found_tops[b]
-    has_plan = plan.shape[0] == n_actions
     for p in range(n_players):
         mask = out[p]
         for a in range(n_actions):
             mask[a] = 0
         k = s.nertz_len[b, p]
-        nertz_top = np.int64(s.nertz[b, p, k - 1]) if k > 0 else np.int64(-1)
+        nt = np.int64(s.nertz[b, p, k - 1]) if k > 0 else np.int64(-1)  # the Nertz top, -1 if none
         k = s.waste_len[b, p]
-        waste_top = np.int64(s.waste[b, p, k - 1]) if k > 0 else np.int64(-1)
+        wt = np.int64(s.waste[b, p, k - 1]) if k > 0 else np.int64(-1)
         work, work_len = s.work[b, p], s.work_len[b, p]
         any_empty = False
         for j in range(n_work):
             if work_len[j] == 0:
                 any_empty = True
         can_draw = s.stock_len[b, p] > 0 or k > 0
-        a = 0
-        while a < n_actions:
-            kind, src, dst, n = table[a, 0], table[a, 1], table[a, 2], table[a, 3]
-            if kind == TO_WORK and src >= WORK_SOURCE and n > work_len[src - WORK_SOURCE]:
-                a = plan[a] if has_plan else a + 1  # no block of n cards: R4 needs the cards
-                continue
-            mask[a] = legal_row(kind, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg)
-            a += 1
+        for g in range(plan.shape[0]):
+            a, kind, n = np.int64(plan[g, 0]), plan[g, 1], np.int64(plan[g, 4])
+            src, dst = np.int64(plan[g, 2]), np.int64(plan[g, 3])
+            # The kind is a constant where it is known, so each inlined copy of legal_row keeps
+            # only its own branch.
+            if kind == TO_WORK and src >= WORK_SOURCE:
+                held = np.int64(work_len[src - WORK_SOURCE])
+                for t in range(min(np.int64(plan[g, 5]), held - n + 1)):
+                    mask[a + t] = legal_row(
+                        TO_WORK, src, dst, n + t, nt, wt, work, work_len, tops, can_draw, any_empty, cfg
+                    )
+            elif kind == TO_WORK:
+                mask[a] = legal_row(TO_WORK, src, dst, n, nt, wt, work, work_len, tops, can_draw, any_empty, cfg)
+            elif kind == TO_FOUNDATION:
+                mask[a] = legal_row(TO_FOUNDATION, src, dst, n, nt, wt, work, work_len, tops, can_draw, any_empty, cfg)
+            elif kind == UNDER:
+                mask[a] = legal_row(UNDER, src, dst, n, nt, wt, work, work_len, tops, can_draw, any_empty, cfg)
+            else:
+                mask[a] = legal_row(kind, src, dst, n, nt, wt, work, work_len, tops, can_draw, any_empty, cfg)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -288,7 +331,7 @@ def rewards(s, b, prev_score, cfg, out):
 @njit(cache=True)
 def observe_and_mask(s, b, cfg, table, obs, masks):
     observe_game(s, b, cfg, obs)
-    legal_masks(s, b, cfg, table, np.empty(0, np.int16), masks)
+    legal_masks(s, b, cfg, table, mask_plan(table), masks)
 
 
 @njit(cache=True)

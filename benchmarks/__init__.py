@@ -1,0 +1,1 @@
+"""Benchmarks: ``python -m benchmarks.throughput`` measures agent-steps per second."""

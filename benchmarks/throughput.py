@@ -1,0 +1,340 @@
+"""Throughput of Nertz and of peer card-game environments, in agent-steps per second.
+
+An agent-step is one agent's action applied by the environment, with the observation (and, where
+the env has one, the legal-action mask) it hands back. Every env is driven by the same loop:
+uniformly random legal actions, a new hand when one ends. Python-API envs pick their actions in
+Python (``np.flatnonzero`` of the mask and one uniform draw); the batched Nertz env uses its
+compiled sampler. Every figure is the median of ``--repeats`` runs of about ``--seconds``
+wall-clock seconds each, on one core (the vector env with ``num_threads=1`` unless ``--threads``).
+Beside the wall-clock rate, the rate per second of this process's CPU time: on a shared machine it
+leaves out the time the OS gave to other processes (with threads it adds up all threads).
+
+Measured:
+
+a. ``nertz_v0`` through the PettingZoo parallel API, 4 players;
+b. ``NertzVectorEnv`` at several batch sizes, observations and masks included;
+c. the rules engine alone: ``core.step`` and the redeal of ended hands, replaying the actions
+   recorded in (b), no observations, masks or rewards;
+d. peers, when installed (``pip install 'nertz-env[bench]'`` and pygame for PettingZoo's classic
+   envs): PettingZoo ``leduc_holdem_v4`` and ``texas_holdem_no_limit_v6`` (AEC), OpenSpiel's C++
+   ``hearts`` and ``crazy_eights`` (4 players) with the acting player's observation tensor built
+   every step (``hearts`` has no observation tensor: its information-state tensor is built).
+
+Also the numba compile time of the vector env on first use, measured in a subprocess with an
+empty ``NUMBA_CACHE_DIR``, and the start-up once the cache is filled.
+
+Usage: ``python -m benchmarks.throughput [--json out.json] [--repeats 5] [--quick]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+BATCH_SIZES = (64, 256, 1024, 4096)
+ENGINE_BATCH = 1024
+PEERS = ("leduc_holdem_v4", "texas_holdem_no_limit_v6", "hearts", "crazy_eights")
+
+
+def measure(chunk: Callable[[], int], repeats: int, seconds: float) -> dict[str, Any]:
+    """Median agent-steps/s of ``repeats`` runs, each calling ``chunk`` (which returns the
+    agent-steps it made) until ``seconds`` have passed; CPU-time rates alongside."""
+    chunk()  # warm up: compiled code loaded, caches filled
+    wall, cpu = [], []
+    for _ in range(repeats):
+        steps, t0, c0 = 0, time.perf_counter(), time.process_time()
+        while time.perf_counter() - t0 < seconds:
+            steps += chunk()
+        dt, dc = time.perf_counter() - t0, time.process_time() - c0
+        wall.append(steps / dt)
+        cpu.append(steps / max(dc, 1e-9))
+    return {"agent_steps_per_s": statistics.median(wall), "runs": wall, "cpu_agent_steps_per_s": statistics.median(cpu)}
+
+
+def pick(mask: np.ndarray, rng: np.random.Generator) -> int:
+    """A uniformly random legal action of one mask, in Python (the loop of the Python-API envs)."""
+    legal = np.flatnonzero(mask)
+    return int(legal[int(rng.random() * len(legal))])
+
+
+# ---------------------------------------------------------------------------------------------
+# Nertz
+
+
+def nertz_parallel(repeats: int, seconds: float) -> dict[str, Any] | str:
+    try:
+        from nertz_env import nertz_v0
+    except ImportError as e:
+        return f"nertz_env.nertz_v0 is not available ({e})"
+    env = nertz_v0.parallel_env(num_players=4)
+    rng = np.random.default_rng(0)
+    obs, _ = env.reset(seed=0)
+    state = {"obs": obs}
+
+    def chunk() -> int:
+        n = 0
+        for _ in range(50):
+            obs = state["obs"]
+            actions = {a: pick(obs[a]["action_mask"], rng) for a in env.agents}
+            n += len(actions)
+            obs, *_ = env.step(actions)
+            if not env.agents:
+                obs, _ = env.reset()
+            state["obs"] = obs
+        return n
+
+    return measure(chunk, repeats, seconds)
+
+
+def nertz_vector(batch: int, repeats: int, seconds: float, threads: int = 1) -> dict[str, Any]:
+    from nertz_env.vector import NertzVectorEnv
+
+    env = NertzVectorEnv(batch, seed=0, num_threads=threads)
+    env.reset()
+    per_step = batch * env.num_players
+    k = max(1, 32_768 // per_step)
+
+    def chunk() -> int:
+        for _ in range(k):
+            env.step(env.sample_actions())
+        return k * per_step
+
+    return measure(chunk, repeats, seconds)
+
+
+def nertz_engine(batch: int, repeats: int, ticks: int) -> dict[str, Any]:
+    """Replays recorded random legal actions through ``core.step`` (and redeals) alone."""
+    from nertz_env import engine
+    from nertz_env.engine import batch as kernels
+    from nertz_env.vector import NertzVectorEnv
+
+    env = NertzVectorEnv(batch, seed=0)
+    env.reset()
+    start = engine.copy_state(env.state)
+    record = np.zeros((ticks, batch, env.num_players), np.int64)
+    for t in range(ticks):
+        record[t] = env.sample_actions()
+        env.step(record[t])
+    args = (env.config.packed, env.catalogue.table, env.config.speed_weights)
+    ended = np.zeros(batch, np.int64)
+    wall, cpu = [], []
+    for r in range(repeats + 1):
+        s = engine.copy_state(start)
+        t0, c0 = time.perf_counter(), time.process_time()
+        for t in range(ticks):
+            kernels.step_only_batch(s, record[t], *args, ended)
+        dt, dc = time.perf_counter() - t0, time.process_time() - c0
+        if r == 0:  # the warm-up run also checks that the replay is the recorded play
+            assert all((a == b).all() for a, b in zip(s, env.state)), "the replay left the recorded play"
+            continue
+        wall.append(ticks * batch * env.num_players / dt)
+        cpu.append(ticks * batch * env.num_players / dc)
+    return {"agent_steps_per_s": statistics.median(wall), "runs": wall, "cpu_agent_steps_per_s": statistics.median(cpu)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Peers
+
+
+def pettingzoo_aec(name: str, repeats: int, seconds: float) -> dict[str, Any] | str:
+    try:
+        with warnings.catch_warnings():  # their deprecation and Box-precision warnings
+            warnings.simplefilter("ignore")
+            module = importlib.import_module(f"pettingzoo.classic.{name}")
+            env = module.env()
+    except Exception as e:  # rlcard or pygame missing
+        return f"pettingzoo.classic.{name} is not available ({type(e).__name__}: {e})"
+    rng = np.random.default_rng(0)
+    env.reset(seed=0)
+
+    def chunk() -> int:
+        n = 0
+        for _ in range(200):
+            obs, _, terminated, truncated, _ = env.last()
+            action = None if terminated or truncated else pick(obs["action_mask"], rng)
+            n += action is not None
+            env.step(action)
+            if not env.agents:
+                env.reset()
+        return n
+
+    return measure(chunk, repeats, seconds)
+
+
+def openspiel(name: str, repeats: int, seconds: float) -> dict[str, Any] | str:
+    try:
+        import pyspiel
+    except ImportError as e:
+        return f"open_spiel is not available ({e})"
+    game = pyspiel.load_game(name, {"players": 4} if name == "crazy_eights" else {})
+    kind = game.get_type()
+    rng = np.random.default_rng(0)
+    holder = {"state": game.new_initial_state()}
+
+    def chunk() -> int:
+        n = 0
+        state = holder["state"]
+        while n < 200:
+            if state.is_terminal():
+                state = game.new_initial_state()
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                x, i = rng.random(), 0
+                while i < len(outcomes) - 1 and x >= outcomes[i][1]:
+                    x -= outcomes[i][1]
+                    i += 1
+                state.apply_action(outcomes[i][0])
+                continue
+            player = state.current_player()
+            if kind.provides_observation_tensor:
+                state.observation_tensor(player)
+            else:
+                state.information_state_tensor(player)
+            legal = state.legal_actions(player)
+            state.apply_action(legal[int(rng.random() * len(legal))])
+            n += 1
+        holder["state"] = state
+        return n
+
+    return measure(chunk, repeats, seconds)
+
+
+# ---------------------------------------------------------------------------------------------
+# Compile time
+
+
+_FIRST_USE = (
+    "import time; t0 = time.perf_counter(); from nertz_env.vector import NertzVectorEnv; "
+    "e = NertzVectorEnv(8, seed=0, num_threads={threads}); e.reset(); e.step(e.sample_actions()); "
+    "print(time.perf_counter() - t0)"
+)
+
+
+def compile_time(threads: int = 1) -> dict[str, float]:
+    """Seconds from import to the first step with an empty numba cache, then with it filled."""
+    code = _FIRST_USE.format(threads=threads)
+    with tempfile.TemporaryDirectory(prefix="nertz-numba-") as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        times = []
+        for _ in range(2):
+            out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+            times.append(float(out.stdout.strip().splitlines()[-1]))
+    return {"first_use_s": times[0], "cached_s": times[1]}
+
+
+# ---------------------------------------------------------------------------------------------
+# Report
+
+
+def machine() -> dict[str, Any]:
+    import numba
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "numba": numba.__version__,
+    }
+
+
+def table(results: list[dict[str, Any]]) -> str:
+    peers = [r for r in results if r["group"] == "peer" and "agent_steps_per_s" in r]
+    head = f"{'environment':<46}{'agent-steps/s':>15}{'per cpu-s':>14}"
+    head += "".join(f"{'x ' + p['short']:>14}" for p in peers)
+    lines = [head, "-" * len(head)]
+    for r in results:
+        if "agent_steps_per_s" not in r:
+            lines.append(f"{r['name']:<46}  skipped: {r['skipped']}")
+            continue
+        line = f"{r['name']:<46}{r['agent_steps_per_s']:>15,.0f}{r['cpu_agent_steps_per_s']:>14,.0f}"
+        line += "".join(f"{r['agent_steps_per_s'] / p['agent_steps_per_s']:>14,.1f}" for p in peers)
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.throughput", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    ap.add_argument("--repeats", type=int, default=5, help="runs per figure (the median is reported)")
+    ap.add_argument("--seconds", type=float, default=1.0, help="wall-clock seconds per run")
+    ap.add_argument("--quick", action="store_true", help="2 repeats of 0.3 s, batch sizes 64 and 1024, no compile run")
+    ap.add_argument("--threads", type=int, default=1, help="also run the vector env with this many threads")
+    ap.add_argument("--batch-sizes", type=int, nargs="*", default=None, help=f"default {BATCH_SIZES}")
+    args = ap.parse_args(argv)
+    repeats, seconds = (2, 0.3) if args.quick else (args.repeats, args.seconds)
+    batches = args.batch_sizes or ((64, 1024) if args.quick else BATCH_SIZES)
+
+    results: list[dict[str, Any]] = []
+
+    def add(name: str, group: str, result: dict[str, Any] | str, short: str = "") -> None:
+        row = {"name": name, "group": group, "short": short}
+        row.update(result if isinstance(result, dict) else {"skipped": result})
+        results.append(row)
+        figure = f"{row['agent_steps_per_s']:,.0f} agent-steps/s" if "agent_steps_per_s" in row else row["skipped"]
+        print(f"  {name}: {figure}", file=sys.stderr, flush=True)
+
+    print(f"measuring (medians of {repeats} runs of {seconds:.1f} s)...", file=sys.stderr)
+    add("nertz_v0 parallel API, 4 players", "nertz", nertz_parallel(repeats, seconds))
+    for b in batches:
+        add(f"NertzVectorEnv B={b}, obs+masks", "nertz", nertz_vector(b, repeats, seconds))
+    if args.threads > 1:
+        b = max(batches)
+        add(f"NertzVectorEnv B={b}, {args.threads} threads", "nertz", nertz_vector(b, repeats, seconds, args.threads))
+    ticks = max(20, int(100 * seconds))
+    add(f"engine alone (step only) B={ENGINE_BATCH}", "nertz", nertz_engine(ENGINE_BATCH, repeats, ticks))
+    add("PettingZoo leduc_holdem_v4 (AEC)", "peer", pettingzoo_aec("leduc_holdem_v4", repeats, seconds), "leduc")
+    add(
+        "PettingZoo texas_holdem_no_limit_v6 (AEC)",
+        "peer",
+        pettingzoo_aec("texas_holdem_no_limit_v6", repeats, seconds),
+        "texas",
+    )
+    add("OpenSpiel hearts (C++, 4 players)", "peer", openspiel("hearts", repeats, seconds), "hearts")
+    add("OpenSpiel crazy_eights (C++, 4 players)", "peer", openspiel("crazy_eights", repeats, seconds), "crazy8")
+
+    compile_info: dict[str, Any] | str = "skipped (--quick)"
+    if not args.quick:
+        print("measuring compile time in a subprocess with an empty NUMBA_CACHE_DIR...", file=sys.stderr)
+        compile_info = compile_time()
+    print()
+    print(table(results))
+    print()
+    if isinstance(compile_info, dict):
+        print(
+            f"numba compile on first use (import to first step, empty cache): {compile_info['first_use_s']:.1f} s; "
+            f"with the cache filled: {compile_info['cached_s']:.2f} s"
+        )
+    else:
+        print(f"numba compile time: {compile_info}")
+    report = {"machine": machine(), "repeats": repeats, "seconds": seconds, "results": results, "compile": compile_info}
+    m = report["machine"]
+    print(f"machine: {m['cpu']}, {m['cores']} cores, load average {m['load_average']}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

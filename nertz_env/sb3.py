@@ -1,0 +1,201 @@
+"""Stable-Baselines3 adapter: every learning seat of every game is one single-agent env.
+
+``NertzSB3VecEnv`` is a ``stable_baselines3.common.vec_env.VecEnv`` over ``NertzVectorEnv``. It
+flattens (game, seat) pairs, game-major (env ``i`` is game ``i // L``, the ``i % L``-th learning
+seat, ``L`` learning seats per game), so one policy plays every learning seat (self-play). Seats
+given to ``opponents`` are played by fixed agents and are not exposed to SB3.
+
+==================  ========================================================================
+observation space   ``Box(0, layout.high, (obs_dim,), int8)``: the seat's egocentric view (R9)
+action space        ``Discrete(num_actions)``: the R10 catalogue
+action masks        ``env_method("action_masks")`` / ``action_masks()``, bool ``[num_envs, N]``,
+                    which is what sb3-contrib's ``MaskablePPO`` asks for
+episode end         every seat of a game ends together (R5); the game is dealt again at once
+==================  ========================================================================
+
+On the step where a hand ends, ``infos[i]`` holds, as SB3's own VecEnvs and ``Monitor`` do,
+``"terminal_observation"`` (the seat's last observation), ``"TimeLimit.truncated"`` (the hand
+reached ``max_cycles``) and ``"episode": {"r": return, "l": ticks, "t": seconds}``, plus
+``"score"`` (R7) and ``"end_reason"``. The observations returned stay valid until the step after
+the next one (two buffers take turns); copy them to keep them longer.
+
+Example:
+    >>> from sb3_contrib import MaskablePPO
+    >>> env = NertzSB3VecEnv(num_games=8, opponents={1: agents.make("random"), ...})  # doctest: +SKIP
+    >>> MaskablePPO("MlpPolicy", env, n_steps=64).learn(10_000)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from nertz_env import engine
+from nertz_env.vector import NertzVectorEnv
+
+try:
+    from stable_baselines3.common.vec_env import VecEnv
+except ImportError as e:  # pragma: no cover - the training extra is optional
+    raise ImportError("nertz_env.sb3 needs stable-baselines3: pip install 'nertz-env[training]'") from e
+
+Opponent = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def _as_policy(opponent: Any, seat: int) -> Opponent:
+    """An agent with ``act_batch(observations, action_masks)`` or a callable of the same shape."""
+    if hasattr(opponent, "act_batch"):
+        return opponent.act_batch
+    if callable(opponent):
+        return opponent
+    raise TypeError(
+        f"opponent of seat {seat} must be callable(obs[n, D], masks[n, N]) or have act_batch, got {opponent!r}"
+    )
+
+
+class NertzSB3VecEnv(VecEnv):
+    """Nertz for SB3: ``num_games`` games, the seats not in ``opponents`` learning (see module doc).
+
+    Args:
+        num_games: games played side by side; SB3 sees ``num_games * L`` envs.
+        opponents: ``{seat: agent}`` for the seats fixed agents play, each either callable as
+            ``f(observations[n, D], action_masks[n, N]) -> actions[n]`` or an object with
+            ``act_batch`` of that shape (``agents.make(...)``). Seats sharing one agent object are
+            asked together, in one call.
+        **vector_options: ``NertzVectorEnv`` options: ``num_players``, ``seed``, ``num_threads``,
+            ``illegal_action_penalty`` and the rule options.
+
+    ``seed()`` (as SB3's ``set_random_seed`` calls it) seeds the next ``reset`` of the whole table
+    with its first seed: game ``g`` then plays on stream ``g`` of it (see ``nertz_env.vector``).
+    """
+
+    render_mode = None
+
+    def __init__(self, num_games: int = 8, opponents: Mapping[int, Any] | None = None, **vector_options: Any):
+        self.vector = NertzVectorEnv(num_games, **vector_options)
+        v = self.vector
+        players = v.num_players
+        opponents = dict(opponents or {})
+        for seat in opponents:
+            if not isinstance(seat, (int, np.integer)) or not 0 <= seat < players:
+                raise ValueError(f"opponent seat {seat!r} is not a seat of a {players}-player game (0..{players - 1})")
+        self.learning_seats = np.array([p for p in range(players) if p not in opponents], np.int64)
+        if len(self.learning_seats) == 0:
+            raise ValueError("every seat is given to an opponent: leave at least one seat to learn")
+        # One call per distinct opponent object, over every seat it plays.
+        groups: dict[int, tuple[Opponent, list[int]]] = {}
+        for seat, opponent in sorted(opponents.items()):
+            policy, seats = groups.setdefault(id(opponent), (_as_policy(opponent, seat), []))
+            seats.append(int(seat))
+        self._opponents = [(policy, np.array(seats, np.int64)) for policy, seats in groups.values()]
+
+        n_learn = len(self.learning_seats)
+        rows = np.arange(v.num_envs)[:, None] * players + self.learning_seats[None, :]
+        self._rows = rows.reshape(-1)  # flat (game, seat) row of each SB3 env
+        self._games = np.repeat(np.arange(v.num_envs), n_learn)
+        self._obs = np.zeros((2, len(self._rows), v.obs_dim), np.int8)  # two buffers take turns
+        self._turn = 0
+        self._actions = np.zeros((v.num_envs, players), np.int64)
+        self._returns = np.zeros(len(self._rows), np.float64)
+        self._start_time = time.time()
+        self._touched: np.ndarray = np.zeros(0, np.int64)
+        self._infos: list[dict[str, Any]] = [{} for _ in range(len(self._rows))]
+        observation_space = spaces.Box(0, v.layout.high, (v.obs_dim,), np.int8)
+        super().__init__(len(self._rows), observation_space, spaces.Discrete(v.num_actions))
+
+    # -- VecEnv ----------------------------------------------------------------------------
+    def reset(self) -> np.ndarray:
+        seed = next((s for s in self._seeds if s is not None), None)
+        self.vector.reset(seed=seed)
+        self._reset_seeds()
+        self._reset_options()
+        self._returns[:] = 0
+        self._touched = np.arange(len(self._rows))
+        self._clear_infos()
+        return self._observations()
+
+    def step_async(self, actions: np.ndarray) -> None:
+        a = np.asarray(actions).reshape(-1)
+        if a.shape[0] != self.num_envs:
+            raise ValueError(f"expected {self.num_envs} actions (one per learning seat), got {a.shape[0]}")
+        self._actions[:, self.learning_seats] = a.reshape(self.vector.num_envs, -1)
+        v = self.vector
+        obs, masks = v.observations, v.action_masks
+        for policy, seats in self._opponents:  # they see the table the learners saw (R3)
+            o = obs[:, seats].reshape(-1, v.obs_dim)
+            m = masks[:, seats].reshape(-1, v.num_actions)
+            chosen = np.asarray(policy(o, m)).reshape(-1)
+            if chosen.shape[0] != o.shape[0]:
+                raise ValueError(f"an opponent returned {chosen.shape[0]} actions for {o.shape[0]} observations")
+            self._actions[:, seats] = chosen.reshape(v.num_envs, len(seats))
+
+    def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        v = self.vector
+        _, _, rewards, terminated, truncated, infos = v.step(self._actions)
+        reward = rewards.reshape(-1)[self._rows]  # a copy: SB3 adds bootstrap values into it
+        self._returns += reward
+        done = v.infos["episode"]["done"][self._games]
+        self._clear_infos()
+        ended = np.flatnonzero(done)
+        if len(ended):
+            final_obs = infos["final_observation"].reshape(-1, v.obs_dim)
+            episode = infos["episode"]
+            elapsed = round(time.time() - self._start_time, 6)
+            for i in ended:
+                g, row = self._games[i], self._rows[i]
+                seat = row - g * v.num_players
+                self._infos[i] = {
+                    "terminal_observation": final_obs[row].copy(),
+                    "TimeLimit.truncated": bool(truncated[g, seat] and not terminated[g, seat]),
+                    "episode": {"r": float(self._returns[i]), "l": int(episode["length"][g]), "t": elapsed},
+                    "score": int(episode["scores"][g, seat]),
+                    "end_reason": engine.END_REASONS[int(episode["end_reason"][g])],
+                }
+            self._returns[ended] = 0
+        self._touched = ended
+        return self._observations(), reward.astype(np.float32, copy=False), done, list(self._infos)
+
+    def close(self) -> None:
+        self.vector.close()
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        value = getattr(self, attr_name)  # AttributeError when missing, as has_attr expects
+        return [value for _ in self._get_indices(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        setattr(self, attr_name, value)  # one table for all envs
+
+    def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> list[Any]:
+        if method_name == "action_masks":
+            masks = self.action_masks()
+            return [masks[i] for i in self._get_indices(indices)]
+        result = getattr(self, method_name)(*method_args, **method_kwargs)
+        return [result for _ in self._get_indices(indices)]
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        return [False for _ in self._get_indices(indices)]
+
+    # -- masks and observations ------------------------------------------------------------
+    def action_masks(self) -> np.ndarray:
+        """bool ``[num_envs, num_actions]``: the legal actions of every learning seat now (R4)."""
+        v = self.vector
+        return v.action_masks.reshape(-1, v.num_actions).view(np.bool_)[self._rows]
+
+    def _observations(self) -> np.ndarray:
+        v = self.vector
+        self._turn ^= 1
+        out = self._obs[self._turn]
+        np.take(v.observations.reshape(-1, v.obs_dim), self._rows, axis=0, out=out)
+        return out
+
+    def _clear_infos(self) -> None:
+        for i in self._touched:  # new dicts: SB3 may keep the old ones
+            self._infos[i] = {}
+
+    @property
+    def learning_rows(self) -> Sequence[int]:
+        """The flat ``game * num_players + seat`` row of each SB3 env."""
+        return self._rows

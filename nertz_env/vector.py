@@ -1,0 +1,264 @@
+"""Many Nertz hands at once, stepped in the compiled engine: the batched twin of the PettingZoo env.
+
+=================  ===========================================================================
+games, seats       ``num_envs`` hands of ``num_players`` (2 to 8) players, all acting every tick
+observations       int8 ``[num_envs, num_players, obs_dim]``, each seat's egocentric view (R9),
+                   sliced by ``env.layout`` (``nertz_env.layout.ObservationLayout``)
+action masks       int8 ``[num_envs, num_players, num_actions]``, 1 = legal (R4); never empty
+actions            int ``[num_envs, num_players]``, indices into ``env.catalogue`` (R10 names)
+rewards            float32 ``[num_envs, num_players]``, per the ``reward`` option (R7)
+=================  ===========================================================================
+
+Episode end (R5): a call or a stall *terminates* the hand, ``max_cycles`` *truncates* it; both are
+reported per game and seat, ``[num_envs, num_players]`` bool.
+
+Same-step reset: a hand that ends is dealt again at once from that game's own random stream, so
+the observations and masks ``step`` returns for it are the first of the new hand, and its reward
+is the last reward of the old one. What the finished hand left is in ``infos``:
+
+- ``infos["episode"]``: ``"done"`` bool ``[num_envs]`` (the hands that ended this step), and for
+  those rows ``"scores"`` int32 ``[num_envs, P]`` (R7), ``"length"`` int32 ``[num_envs]`` (ticks),
+  ``"end_reason"`` int8 ``[num_envs]`` (index into ``nertz_env.engine.END_REASONS``: 1 call,
+  2 stall, 3 max_cycles) and ``"callers"`` bool ``[num_envs, P]``;
+- ``infos["final_observation"]``: int8 ``[num_envs, P, obs_dim]``, the last observation of the
+  ended hand, valid on the rows where ``infos["episode"]["done"]``;
+- ``infos["illegal"]``: bool ``[num_envs, P]``, the action was illegal and was played as WAIT (with
+  ``illegal_action_penalty`` subtracted from its reward); ``infos["collision"]``: lost a
+  foundation race (R6).
+
+Every array returned (observations, masks, rewards, flags and all of ``infos``) is preallocated
+and written in place by the next ``step`` or ``reset``: copy what you keep.
+
+Seeding: ``reset(seed)`` gives game ``i`` the stream ``engine.seed_streams(seed, num_envs)[i]``,
+so game 0 plays the hand ``Game(config).reset(seed)`` plays, and game ``i`` the hand of a
+``Game`` whose stream is set to that word. ``reset()`` without a seed deals every game a new hand
+from where its stream stands, as ``Game.reset()`` does. ``num_threads > 1`` steps the games in
+parallel (numba ``prange``) with the same results.
+
+Example:
+    >>> env = NertzVectorEnv(num_envs=8, seed=0)
+    >>> obs, masks = env.reset()
+    >>> obs, masks, rewards, terminated, truncated, infos = env.step(env.sample_actions())
+    >>> obs.shape == (8, 4, env.obs_dim) and masks.shape == (8, 4, env.num_actions)
+    True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+from gymnasium import spaces
+
+from nertz_env import engine
+from nertz_env.actions import ActionCatalogue
+from nertz_env.config import NertzConfig
+from nertz_env.engine import batch
+from nertz_env.engine.observe import mask_plan
+from nertz_env.layout import ObservationLayout
+
+_SAMPLER = 0x5A3  # mixed into the seed of the sampler's streams, apart from the games' own
+
+
+def _check_threads(num_threads: int | None) -> int:
+    most = numba.config.NUMBA_NUM_THREADS
+    if num_threads is None:
+        return most
+    if not isinstance(num_threads, (int, np.integer)) or not 1 <= num_threads <= most:
+        raise ValueError(f"invalid num_threads={num_threads!r}: accepted None (all) or an integer from 1 to {most}")
+    return int(num_threads)
+
+
+def _run(serial, threaded, num_threads: int, *args) -> None:
+    if num_threads == 1:
+        serial(*args)
+        return
+    before = numba.get_num_threads()
+    numba.set_num_threads(num_threads)
+    try:
+        threaded(*args)
+    finally:
+        numba.set_num_threads(before)
+
+
+def sample_legal(
+    masks: np.ndarray,
+    rng: int | np.ndarray | np.random.Generator | None = None,
+    out: np.ndarray | None = None,
+    num_threads: int = 1,
+) -> np.ndarray:
+    """A uniformly random legal action for every mask of ``masks[..., N]`` (nonzero = legal),
+    drawn in compiled code; -1 where a mask allows nothing.
+
+    ``rng`` is a seed (the same seed gives the same actions), a ``np.random.Generator`` (a seed is
+    drawn from it), or a uint64 array of stream states from ``engine.seed_streams`` advanced in
+    place: with ``G`` streams, stream ``g`` draws for the ``g``-th of ``G`` equal runs of masks
+    (flattened in C order), so per-row streams give the same actions with any ``num_threads``.
+    """
+    m = np.asarray(masks)
+    if m.ndim < 1:
+        raise ValueError("masks must have a last axis of actions, shaped [..., num_actions]")
+    lead, n = m.shape[:-1], m.shape[-1]
+    if m.dtype == np.bool_:
+        m = m.view(np.int8)
+    elif m.dtype != np.int8:
+        m = (m != 0).view(np.int8)
+    rows = np.ascontiguousarray(m.reshape(-1, n))
+    if isinstance(rng, np.ndarray):
+        if rng.dtype != np.uint64 or not rng.flags.c_contiguous or not rng.flags.writeable:
+            raise ValueError("rng as an array must be a writable contiguous uint64 array of stream states")
+        streams = rng.reshape(-1)  # a view: the streams advance in place
+        if streams.size == 0 or rows.shape[0] % streams.size:
+            raise ValueError(f"{streams.size} streams cannot share {rows.shape[0]} masks equally")
+    else:
+        if isinstance(rng, np.random.Generator):
+            rng = int(rng.integers(2**63))
+        streams = engine.seed_streams(rng, 1)
+    result = np.empty(lead, np.int64) if out is None else out
+    if result.shape != lead or result.dtype != np.int64 or not result.flags.c_contiguous:
+        raise ValueError(f"out must be a contiguous int64 array shaped {lead}")
+    if rows.shape[0]:
+        _run(batch.sample_legal_rows, batch.sample_legal_rows_threaded, _check_threads(num_threads),
+             rows, streams, result.reshape(-1))  # fmt: skip
+    return result
+
+
+class NertzVectorEnv:
+    """``num_envs`` Nertz hands of ``num_players`` seats stepped together (see the module doc).
+
+    Args:
+        num_envs: hands played side by side.
+        num_players: seats per hand (2 to 8).
+        seed: the seed of the first ``reset`` when it is given none.
+        num_threads: threads for stepping (``None``: numba's maximum); results do not depend on it.
+        illegal_action_penalty: subtracted from the reward of an illegal action (played as WAIT).
+        **rules: the ``NertzConfig`` options (R2 to R7), ``reward`` included.
+    """
+
+    def __init__(
+        self,
+        num_envs: int,
+        num_players: int = 4,
+        seed: int | None = None,
+        num_threads: int | None = 1,
+        illegal_action_penalty: float = 0.0,
+        **rules: Any,
+    ):
+        if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"invalid num_envs={num_envs!r}: accepted an integer >= 1")
+        if not np.isfinite(illegal_action_penalty):
+            raise ValueError(f"invalid illegal_action_penalty={illegal_action_penalty!r}: accepted a finite number")
+        self.config = NertzConfig.from_kwargs(num_players=num_players, **rules)
+        self.catalogue = ActionCatalogue(self.config)
+        self.layout = ObservationLayout(self.config)
+        self.num_envs = int(num_envs)
+        self.num_players = self.config.num_players
+        self.num_agents = self.num_envs * self.num_players
+        self.obs_dim = self.layout.size
+        self.num_actions = len(self.catalogue)
+        self.num_threads = _check_threads(num_threads)
+        self.illegal_action_penalty = float(illegal_action_penalty)
+        self.single_observation_space = spaces.Box(0, self.layout.high, (self.obs_dim,), np.int8)
+        self.single_action_space = spaces.Discrete(self.num_actions)
+
+        self.state = engine.new_state(self.num_envs, self.num_players, self.config.work_piles)
+        self.buffers = batch.new_buffers(self.num_envs, self.num_players, self.obs_dim, self.num_actions)
+        # Writable copies: the kernels' argument types then survive pickling (one compiled kernel).
+        self._cfg = self.config.packed.copy()
+        self._table = self.catalogue.table.copy()
+        self._speed = self.config.speed_weights
+        self._plan = mask_plan(self._table)
+        self._actions = np.zeros((self.num_envs, self.num_players), np.int64)
+        self._sampled = np.zeros((self.num_envs, self.num_players), np.int64)
+        self._sampler = np.zeros(self.num_envs, np.uint64)
+        self._seed = seed
+        self._seeded = False
+        out = self.buffers
+        self.infos: dict[str, Any] = {
+            "episode": {
+                "done": out.done,
+                "scores": out.final_score,
+                "length": out.final_length,
+                "end_reason": out.final_reason,
+                "callers": out.final_callers,
+            },
+            "final_observation": out.final_obs,
+            "illegal": out.illegal,
+            "collision": out.collision,
+        }
+
+    # -- the loop --------------------------------------------------------------------------
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Deal a new hand in every game; returns ``(observations, action_masks)``."""
+        if seed is None and not self._seeded:
+            seed = self._seed
+        if seed is not None or not self._seeded:
+            entropy = np.random.SeedSequence(seed).entropy
+            self.state.rng[:] = engine.seed_streams(entropy, self.num_envs)
+            self._sampler[:] = engine.seed_streams([entropy, _SAMPLER], self.num_envs)
+            self._seeded = True
+        _run(batch.deal_batch, batch.deal_batch_threaded, self.num_threads,
+             self.state, self._cfg, self._table, self._plan, self.buffers)  # fmt: skip
+        return self.buffers.obs, self.buffers.masks
+
+    def step(
+        self, actions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """One tick of every game: ``actions[g, p]`` is seat ``p``'s action in game ``g``.
+
+        Returns ``(observations, action_masks, rewards, terminations, truncations, infos)``, all
+        written in place (see the module doc for ``infos`` and the same-step reset).
+        """
+        if not self._seeded:
+            raise RuntimeError("call reset() before step()")
+        a = np.asarray(actions)
+        if a.shape != self._actions.shape and a.size == self._actions.size and a.ndim == 1:
+            a = a.reshape(self._actions.shape)
+        if a.shape != self._actions.shape or not (np.issubdtype(a.dtype, np.integer) or a.size == 0):
+            raise ValueError(
+                f"actions must be integers shaped (num_envs, num_players) = {self._actions.shape}, "
+                f"got {a.dtype} {a.shape}"
+            )
+        np.copyto(self._actions, a, casting="unsafe")
+        _run(batch.step_batch, batch.step_batch_threaded, self.num_threads,
+             self.state, self._actions, self._cfg, self._table, self._speed, self._plan,
+             self.illegal_action_penalty, self.buffers)  # fmt: skip
+        out = self.buffers
+        return out.obs, out.masks, out.rewards, out.terminated, out.truncated, self.infos
+
+    def sample_actions(self, out: np.ndarray | None = None) -> np.ndarray:
+        """A uniformly random legal action for every seat, int64 ``[num_envs, num_players]``,
+        drawn in compiled code from each game's own sampler stream (seeded by ``reset``).
+        Without ``out`` the result is a preallocated array rewritten by the next call."""
+        if not self._seeded:
+            raise RuntimeError("call reset() before sample_actions()")
+        result = self._sampled if out is None else out
+        return sample_legal(self.buffers.masks, self._sampler, result, self.num_threads)
+
+    # -- inspection ------------------------------------------------------------------------
+    @property
+    def observations(self) -> np.ndarray:
+        return self.buffers.obs
+
+    @property
+    def action_masks(self) -> np.ndarray:
+        return self.buffers.masks
+
+    @property
+    def scores(self) -> np.ndarray:
+        """The running R7 score of every seat of the hands in play (a live view)."""
+        return self.state.score
+
+    @property
+    def ticks(self) -> np.ndarray:
+        """Ticks played in each game's current hand (a live view)."""
+        return self.state.tick
+
+    def close(self) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return (
+            f"NertzVectorEnv(num_envs={self.num_envs}, num_players={self.num_players}, num_threads={self.num_threads})"
+        )

@@ -1,0 +1,99 @@
+"""The SB3 adapter: sb3-contrib's MaskablePPO learns on it (self-play and against fixed seats),
+never picks an illegal action (R4), and sees SB3's episode bookkeeping when hands end (R5)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+from sb3_contrib import MaskablePPO  # noqa: E402
+from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported  # noqa: E402
+from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
+
+from nertz_env.sb3 import NertzSB3VecEnv  # noqa: E402
+from nertz_env.vector import sample_legal  # noqa: E402
+
+
+class Watch(BaseCallback):
+    """Checks every step: no learning seat played an illegal action; collects episode infos."""
+
+    def __init__(self):
+        super().__init__()
+        self.episodes: list[dict] = []
+        self.steps = 0
+
+    def _on_step(self) -> bool:
+        env = self.training_env
+        illegal = env.vector.infos["illegal"][:, env.learning_seats]
+        assert not illegal.any(), "MaskablePPO chose an illegal action"
+        self.steps += 1
+        for done, info in zip(self.locals["dones"], self.locals["infos"]):
+            if done:
+                self.episodes.append(info)
+        return True
+
+
+def learn(env: NertzSB3VecEnv, steps: int) -> Watch:
+    model = MaskablePPO(
+        "MlpPolicy", env, n_steps=16, batch_size=64, n_epochs=1, seed=0, device="cpu",
+        policy_kwargs={"net_arch": [32]},
+    )  # fmt: skip
+    watch = Watch()
+    model.learn(total_timesteps=steps, callback=watch)
+    return watch
+
+
+def test_maskable_ppo_self_play_learns_legal_moves_only():
+    env = NertzSB3VecEnv(num_games=2, seed=0, max_cycles=40)
+    assert env.num_envs == 8 and is_masking_supported(env)
+    obs = env.reset()
+    assert obs.shape == (8, env.vector.obs_dim) and obs.dtype == np.int8
+    assert env.observation_space.contains(obs[0])
+    masks = get_action_masks(env)
+    assert masks.shape == (8, env.vector.num_actions) and masks[:, 0].all()  # WAIT (R4.7)
+    watch = learn(env, 8 * 16 * 3)
+    assert watch.steps == 48 and len(watch.episodes) >= 8
+    for info in watch.episodes:  # max_cycles truncates (R5): SB3 bootstraps from the final obs
+        assert info["TimeLimit.truncated"] and info["episode"]["l"] == 40
+        assert info["terminal_observation"].shape == (env.vector.obs_dim,)
+        assert set(info) >= {"episode", "score", "end_reason"}
+
+
+def test_fixed_opponent_seats_are_hidden_and_played():
+    calls = []
+
+    def waits(obs, masks):
+        calls.append(obs.shape[0])
+        return np.zeros(obs.shape[0], np.int64)
+
+    def random_legal(obs, masks):
+        return sample_legal(masks, 7)
+
+    env = NertzSB3VecEnv(num_games=3, opponents={1: waits, 2: random_legal, 3: random_legal}, seed=1, max_cycles=30)
+    assert env.num_envs == 3 and env.learning_seats.tolist() == [0]
+    env.reset()
+    learn(env, 3 * 16 * 2)
+    assert calls and set(calls) == {3}
+    v = env.vector
+    assert v.state.nertz_len[:, 1].tolist() == [13, 13, 13] and (v.state.waste_len[:, 1] == 0).all()  # only waits
+    assert not v.infos["illegal"][:, 1:].any()
+
+
+def test_agent_objects_and_checks():
+    class Agent:
+        def act_batch(self, observations, action_masks):
+            return np.zeros(len(observations), np.int64)
+
+    agent = Agent()
+    env = NertzSB3VecEnv(num_games=2, num_players=3, opponents={0: agent, 2: agent}, seed=2)
+    env.reset()
+    obs, rewards, dones, infos = env.step(np.zeros(env.num_envs, np.int64))
+    assert obs.shape == (2, env.vector.obs_dim) and rewards.dtype == np.float32 and len(infos) == 2
+    assert env.learning_rows.tolist() == [1, 4]
+    with pytest.raises(ValueError, match="leave at least one seat"):
+        NertzSB3VecEnv(num_games=1, num_players=2, opponents={0: agent, 1: agent})
+    with pytest.raises(ValueError, match="seat"):
+        NertzSB3VecEnv(num_games=1, opponents={4: agent})
+    with pytest.raises(TypeError, match="callable"):
+        NertzSB3VecEnv(num_games=1, opponents={1: "random"})
