@@ -319,7 +319,8 @@ def main(argv: list[str] | None = None) -> Path:
             writer.add_scalar("losses/clipfrac", float(np.mean(clipfracs)), global_step)
 
         last_update = update == num_updates or update - start_update + 1 == args.stop_after
-        if update % args.save_every == 0 or last_update:
+        eval_due = bool(args.eval_every) and (update % args.eval_every == 0 or last_update)
+        if update % args.save_every == 0 or last_update or eval_due:  # evaluations read the saved policy
             save_policy(
                 run_dir / "policy.pt",
                 net,
@@ -345,7 +346,7 @@ def main(argv: list[str] | None = None) -> Path:
             tmp = run_dir / "checkpoint.pt.tmp"
             torch.save(state, tmp)
             os.replace(tmp, run_dir / "checkpoint.pt")  # atomic: a kill leaves the last good file
-        if args.eval_every and (update % args.eval_every == 0 or last_update):
+        if eval_due:
             result = evaluate_policy(run_dir / "policy.pt", config, args.eval_deals, seed=args.seed + update)
             result.update(update=update, global_step=global_step)
             with open(run_dir / "evals.jsonl", "a") as fh:
