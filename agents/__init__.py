@@ -31,7 +31,7 @@ from typing import Any
 from agents.base import Agent
 from agents.heuristic import HeuristicAgent
 from agents.scripted import GreedyAgent, PassiveAgent, RandomAgent
-from nertz_env.config import NertzConfig
+from nertz_env.config import NertzConfig, parse_value
 
 Factory = Callable[..., Agent]
 
@@ -87,21 +87,6 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
             raise ValueError(f"agent option {item!r} in {spec!r} is not of the form key=value")
         options[key.strip()] = parse_value(value.strip())
     return name.strip(), options
-
-
-def parse_value(text: str) -> Any:
-    """A command-line value: int, float, true/false, none, else the string itself."""
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if low == "none":
-        return None
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
 
 
 def make_spec(spec: str, seed: int = 0, config: NertzConfig | None = None) -> Agent:

@@ -14,32 +14,12 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from nertz_env import nertz_v0
-from nertz_env.config import NertzConfig
+from nertz_env.config import NertzConfig, parse_rule_options
 from nertz_env.render import render_text
-
-
-def _rules(items: Sequence[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"rules are KEY=VALUE, got {item!r}")
-        low = value.lower()
-        if low in ("true", "false"):
-            out[key] = low == "true"
-        elif low == "none":
-            out[key] = None
-        else:
-            try:
-                out[key] = int(value)
-            except ValueError:
-                out[key] = value
-    return out
 
 
 def _bots(names: Sequence[str], config: NertzConfig, seed: int):
@@ -70,7 +50,7 @@ def _choose(env, agent: str, obs: dict, out=print, read=input) -> int | None:
 
 
 def play(args: argparse.Namespace) -> int:
-    config = NertzConfig.from_kwargs(num_players=args.players, **_rules(args.rules))
+    config = NertzConfig.from_kwargs(num_players=args.players, **parse_rule_options(args.rules))
     env = nertz_v0.parallel_env(config=config)
     bots = _bots(args.opponents if len(args.opponents) > 1 else args.opponents * (args.players - 1), config, args.seed)
     if len(bots) != args.players - 1:
@@ -107,7 +87,7 @@ def play(args: argparse.Namespace) -> int:
 
 
 def watch(args: argparse.Namespace) -> int:
-    config = NertzConfig.from_kwargs(num_players=len(args.agents), **_rules(args.rules))
+    config = NertzConfig.from_kwargs(num_players=len(args.agents), **parse_rule_options(args.rules))
     env = nertz_v0.parallel_env(config=config, record=True)
     bots = _bots(args.agents, config, args.seed)
     obs, _ = env.reset(seed=args.seed)

@@ -20,6 +20,33 @@ C_COLLISION_SEAT, C_PENALTY, C_BONUS, C_STALL_TICKS, C_MAX_ROT, C_MAX_CYCLES, C_
 C_SIZE = 15
 
 
+def parse_value(text: str) -> Any:
+    """A command-line value: int, float, true/false, none, else the string itself."""
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low == "none":
+        return None
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_rule_options(items: Any) -> dict[str, Any]:
+    """``["stock_draw=1", "speed=1,2"]`` -> NertzConfig options (comma lists become tuples)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise ValueError(f"rule options are key=value, got {item!r}")
+        value = value.strip()
+        out[key.strip()] = tuple(parse_value(v) for v in value.split(",")) if "," in value else parse_value(value)
+    return out
+
+
 def _fail(option: str, value: Any, accepted: str) -> None:
     raise ValueError(f"invalid {option}={value!r}: accepted {accepted}")
 

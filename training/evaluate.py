@@ -35,7 +35,7 @@ import numpy as np
 
 import agents as agent_registry
 from agents.base import Agent
-from nertz_env.config import NertzConfig
+from nertz_env.config import NertzConfig, parse_rule_options
 from training import stats
 from training.arena import Arena, Hand, HandResult, Stream, hand_stream_seed, single
 from training.report import format_report, paired, summarize
@@ -252,17 +252,7 @@ def rate_pool(
 
 def parse_rules(items: Sequence[str]) -> dict[str, Any]:
     """``["stock_draw=1", "speed=1,2"]`` -> NertzConfig options (comma lists become tuples)."""
-    out: dict[str, Any] = {}
-    for item in items:
-        key, eq, value = item.partition("=")
-        if not eq:
-            raise ValueError(f"--rules takes key=value, got {item!r}")
-        value = value.strip()
-        out[key.strip()] = (
-            tuple(agent_registry.parse_value(v) for v in value.split(","))
-            if "," in value else agent_registry.parse_value(value)
-        )
-    return out
+    return parse_rule_options(items)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
