@@ -35,6 +35,8 @@ def test_notebook_runs_top_to_bottom(name, tmp_path, monkeypatch):
         pytest.importorskip("torch", reason="03_training needs torch: pip install 'nertz-env[training]'")
     for key, value in TINY.items():
         monkeypatch.setenv(key, value)
+    # A headless MPLBACKEND (CI sets Agg) would override the kernel's inline backend: no figures.
+    monkeypatch.delenv("MPLBACKEND", raising=False)
     book = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     client = nbclient.NotebookClient(
         book, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
