@@ -91,7 +91,7 @@ class NertzParallelEnv(ParallelEnv):
 
     def __init__(
         self,
-        num_players: int = 4,
+        num_players: int | None = None,
         render_mode: str | None = None,
         strict: bool = False,
         illegal_action_penalty: float = 0.0,
@@ -100,8 +100,8 @@ class NertzParallelEnv(ParallelEnv):
         **rules: Any,
     ):
         if config is None:
-            config = NertzConfig.from_kwargs(num_players=num_players, **rules)
-        elif rules or num_players != config.num_players and num_players != 4:
+            config = NertzConfig.from_kwargs(**rules, **({} if num_players is None else {"num_players": num_players}))
+        elif rules or (num_players is not None and num_players != config.num_players):
             raise ValueError("pass either config=NertzConfig(...) or rule options, not both")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"invalid render_mode={render_mode!r}: accepted None, 'ansi', 'human' or 'rgb_array'")

@@ -263,3 +263,7 @@ def test_config_object_and_ansi_render():
     assert "player_2" in text and "foundations" in text and "work3" in text
     with pytest.raises(ValueError, match="either config"):
         nertz_v0.parallel_env(config=cfg, stock_draw=3)
+    with pytest.raises(ValueError, match="either config"):
+        nertz_v0.parallel_env(config=cfg, num_players=4)
+    assert nertz_v0.parallel_env(config=cfg, num_players=3).possible_agents == ["player_0", "player_1", "player_2"]
+    assert len(nertz_v0.parallel_env().possible_agents) == 4

@@ -29,6 +29,14 @@ def run(module, *args):
     return res
 
 
+def assert_plays_legally(agent, seed):
+    """One decision per seat on a fresh deal, each one legal under the engine's mask."""
+    game = Game(agent.config)
+    game.reset(seed=seed)
+    a = agent.act_batch(game.obs, game.masks)
+    assert all(game.masks[p, a[p]] for p in range(agent.config.num_players))
+
+
 def params(path):
     return torch.load(path, weights_only=False)["state_dict"]
 
@@ -51,11 +59,7 @@ def test_selfplay_smoke_writes_checkpoint_logs_and_a_loadable_policy(tmp_path):
     for name in ("checkpoint.pt", "policy.pt", "config.json", "evals.jsonl"):
         assert (tmp_path / name).stat().st_size > 0
     assert list(tmp_path.glob("events.out.tfevents.*"))
-    agent = agents.make("policy", path=str(tmp_path / "policy.pt"))
-    game = Game(NertzConfig())
-    game.reset(seed=0)
-    a = agent.act_batch(game.obs, game.masks)
-    assert all(game.masks[p, a[p]] for p in range(4))
+    assert_plays_legally(agents.make("policy", path=str(tmp_path / "policy.pt")), seed=0)
 
 
 def test_selfplay_resume_matches_an_uninterrupted_run(tmp_path):
@@ -110,11 +114,7 @@ def test_sb3_smoke_and_resume(tmp_path, mode):
         pa = MaskablePPO.load(run_a / "policy.zip").policy.state_dict()
         pb = MaskablePPO.load(run_b / "policy.zip").policy.state_dict()
         assert all(torch.equal(pa[k], pb[k]) for k in pa)
-    agent = agents.make("policy", path=str(run_a / "policy.zip"))
-    game = Game(NertzConfig())
-    game.reset(seed=1)
-    a = agent.act_batch(game.obs, game.masks)
-    assert all(game.masks[p, a[p]] for p in range(4))
+    assert_plays_legally(agents.make("policy", path=str(run_a / "policy.zip")), seed=1)
 
 
 def test_policy_save_load_round_trip_gives_identical_actions(tmp_path):
@@ -162,8 +162,4 @@ def test_shipped_policy_loads_by_name():
 
     if not SHIPPED.exists():
         pytest.skip("no shipped policy in this checkout")
-    agent = agents.make("ppo")
-    game = Game(agent.config)
-    game.reset(seed=2)
-    a = agent.act_batch(game.obs, game.masks)
-    assert all(game.masks[p, a[p]] for p in range(agent.config.num_players))
+    assert_plays_legally(agents.make("ppo"), seed=2)

@@ -122,10 +122,9 @@ def save_checkpoint(model, run_dir: Path) -> None:
         "random_rng": random.getstate(),
         "num_timesteps": model.num_timesteps,
     }
-    for name, blob in (("checkpoint.state.pkl", pickle.dumps(state)),):
-        tmp = run_dir / (name + ".tmp")
-        tmp.write_bytes(blob)
-        os.replace(tmp, run_dir / name)
+    tmp = run_dir / "checkpoint.state.pkl.tmp"
+    tmp.write_bytes(pickle.dumps(state))
+    os.replace(tmp, run_dir / "checkpoint.state.pkl")
     tmp = run_dir / "checkpoint.tmp.zip"
     model.save(tmp)
     os.replace(tmp, run_dir / "checkpoint.zip")  # atomic: a kill leaves the last good pair readable
