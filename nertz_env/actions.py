@@ -13,8 +13,8 @@ import numpy as np
 
 from nertz_env.config import NertzConfig
 
-# Action kinds (column 0 of the table).
-WAIT, DRAW, CALL, TO_FOUNDATION, TO_WORK, UNDER = range(6)
+# Action kinds (column 0 of the table). TO_NERTZ is R4.8: destination = the target's seat offset.
+WAIT, DRAW, CALL, TO_FOUNDATION, TO_WORK, UNDER, TO_NERTZ = range(7)
 # Sources (column 1): the Nertz top, the waste top, or work pile i as WORK_SOURCE + i.
 NERTZ, WASTE, WORK_SOURCE = 0, 1, 2
 
@@ -36,6 +36,8 @@ class ActionCatalogue:
         if config.slide_under:
             rows += [(UNDER, src, j, 1) for src in (NERTZ, WASTE) for j in range(w)]
         rows += [(TO_WORK, WORK_SOURCE + i, j, n) for i in range(w) for j in range(w) if i != j for n in range(1, 14)]
+        if config.nertz_builds:  # R4.8, after the standard rows so those keep their indices
+            rows += [(TO_NERTZ, src, k, 1) for src in range(WORK_SOURCE + w) for k in range(1, config.num_players)]
         self.table = np.array(rows, dtype=np.int8)
         self.table.setflags(write=False)
         self.names: tuple[str, ...] = tuple(self._name(*r) for r in rows)
@@ -53,6 +55,8 @@ class ActionCatalogue:
             return f"{_source_name(src)}>foundation"
         if kind == UNDER:
             return f"{_source_name(src)}>under{dst}"
+        if kind == TO_NERTZ:
+            return f"{_source_name(src)}>nertz@{dst}"
         if src >= WORK_SOURCE:
             return f"{_source_name(src)}>work{dst}:{n}"
         return f"{_source_name(src)}>work{dst}"
@@ -67,7 +71,7 @@ class ActionCatalogue:
         except (KeyError, TypeError):
             raise ValueError(
                 f"unknown action name {name!r}; names look like 'wait', 'draw', 'call', "
-                f"'nertz>foundation', 'waste>work2', 'work0>work3:2' (see action_names)"
+                f"'nertz>foundation', 'waste>work2', 'work0>work3:2', 'waste>nertz@1' (see action_names)"
             ) from None
 
     def name(self, index: int) -> str:

@@ -13,11 +13,28 @@ from typing import Any
 import numpy as np
 
 REWARD_MODES = ("dense", "sparse", "relative")
+EPISODES = ("hand", "match")
+# The kinds of move that ``move_ticks`` times, in the order of the action kinds of
+# ``nertz_env.actions`` after WAIT (DRAW, CALL, TO_FOUNDATION, TO_WORK, UNDER, TO_NERTZ).
+MOVE_KINDS = ("draw", "call", "foundation", "work", "under", "nertz")
 
 # Indices of the packed integer config the compiled engine reads (see ``NertzConfig.packed``).
 C_PLAYERS, C_NERTZ, C_WORK, C_DRAW, C_NERTZ_TO_WORK, C_FILL_ANY, C_SLIDE, C_AUTO_CALL = range(8)
 C_COLLISION_SEAT, C_PENALTY, C_BONUS, C_STALL_TICKS, C_MAX_ROT, C_MAX_CYCLES, C_REWARD = range(8, 15)
-C_SIZE = 15
+C_TURN_BASED, C_BUILDS, C_PARTNERS = range(15, 18)
+# C_TICKS + kind: ticks a move of that action kind takes (kind 0, WAIT, is always 1).
+C_TICKS = 18
+C_SIZE = C_TICKS + 1 + len(MOVE_KINDS)
+
+# Named rule sets of the source texts (RULES.md, seeds/): ``NertzConfig.from_kwargs(preset=...)``.
+PRESETS: dict[str, dict[str, Any]] = {
+    "standard": {},  # pagat, seeds/000
+    "snerts": {"nertz_penalty": 1, "nertz_to_work": False, "fill_empty_from": "nertz"},  # seeds/003
+    "nerds": {"nertz_penalty": 1},  # seeds/004
+    "pounce": {"work_piles": 5},  # seeds/001: "five or six" river columns
+    "racing_demon": {"episode": "match", "hands": 5},  # seeds/001: a fixed number of rounds
+    "family": {"stock_draw": 1, "nertz_pile_size": 10, "call_bonus": 10},  # seeds/001 house rules
+}
 
 
 def parse_value(text: str) -> Any:
@@ -80,6 +97,21 @@ class NertzConfig:
         max_cycles: ticks before the hand is truncated (R5).
         reward: ``"dense"`` (change of the R7 running score each tick), ``"sparse"`` (the R7
             score at the end) or ``"relative"`` (dense minus the opponents' mean).
+        turn_based: players act one at a time in seat order; off turn only WAIT is legal (R3).
+        nertz_builds: cards may be played onto an opponent's Nertz top, same suit, one rank up or
+            down (R4.8); the catalogue gains the ``{source}>nertz@{k}`` actions (R10).
+        partners: teams of two seated opposite (seats ``p`` and ``p + P/2``), scores summed (R8);
+            needs 4, 6 or 8 players.
+        move_ticks: how many ticks each kind of move takes: ``None`` (all 1), one integer for every
+            move, or a mapping from the kinds ``draw call foundation work under nertz`` to ticks
+            (unnamed kinds take 1). A move in the air resolves, and may collide, when it lands.
+        episode: ``"hand"`` (an episode is one hand) or ``"match"`` (a whole match, R8).
+        target_score: the match target of R8 (``episode="match"``).
+        hands: play this many hands per match instead of a target (R8, Racing Demon); ``None``
+            plays to ``target_score``.
+
+    ``NertzConfig.from_kwargs(preset="snerts", **overrides)`` starts from a named rule set of
+    ``PRESETS``.
     """
 
     num_players: int = 4
@@ -98,6 +130,13 @@ class NertzConfig:
     max_stall_rotations: int | None = None
     max_cycles: int = 2000
     reward: str = "dense"
+    turn_based: bool = False
+    nertz_builds: bool = False
+    partners: bool = False
+    move_ticks: Any = None
+    episode: str = "hand"
+    target_score: int = 100
+    hands: int | None = None
     _packed: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -110,7 +149,7 @@ class NertzConfig:
             _fail("nertz_pile_size", self.nertz_pile_size, f"an integer from 1 to {top}")
         if not _is_int(self.stock_draw) or self.stock_draw not in (1, 3):
             _fail("stock_draw", self.stock_draw, "3 or 1")
-        for name in ("nertz_to_work", "slide_under", "auto_call"):
+        for name in ("nertz_to_work", "slide_under", "auto_call", "turn_based", "nertz_builds", "partners"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 _fail(name, getattr(self, name), "True or False")
         if self.fill_empty_from not in ("any", "nertz"):
@@ -140,6 +179,15 @@ class NertzConfig:
             _fail("max_cycles", self.max_cycles, "an integer >= 1")
         if self.reward not in REWARD_MODES:
             _fail("reward", self.reward, "'dense', 'sparse' or 'relative'")
+        if self.partners and self.num_players not in (4, 6, 8):
+            _fail("partners", self.partners, "False, or True with 4, 6 or 8 players (teams of two seated opposite)")
+        object.__setattr__(self, "move_ticks", _normalise_move_ticks(self.move_ticks))
+        if self.episode not in EPISODES:
+            _fail("episode", self.episode, "'hand' or 'match'")
+        if not _is_int(self.target_score) or self.target_score < 1:
+            _fail("target_score", self.target_score, "an integer >= 1")
+        if self.hands is not None and (not _is_int(self.hands) or self.hands < 1):
+            _fail("hands", self.hands, "None or an integer >= 1")
         packed = np.zeros(C_SIZE, dtype=np.int64)
         packed[C_PLAYERS] = self.num_players
         packed[C_NERTZ] = self.nertz_pile_size
@@ -156,17 +204,48 @@ class NertzConfig:
         packed[C_MAX_ROT] = self.stall_rotations
         packed[C_MAX_CYCLES] = self.max_cycles
         packed[C_REWARD] = REWARD_MODES.index(self.reward)
+        packed[C_TURN_BASED] = self.turn_based
+        packed[C_BUILDS] = self.nertz_builds
+        packed[C_PARTNERS] = self.partners
+        packed[C_TICKS] = 1
+        for kind, ticks in self.move_ticks:
+            packed[C_TICKS + 1 + MOVE_KINDS.index(kind)] = ticks
         packed.setflags(write=False)
         object.__setattr__(self, "_packed", packed)
 
     @classmethod
-    def from_kwargs(cls, **options: Any) -> NertzConfig:
-        """Build from keyword options, naming any unknown option and listing the known ones."""
+    def from_kwargs(cls, preset: str | None = None, **options: Any) -> NertzConfig:
+        """Build from keyword options, naming any unknown option and listing the known ones.
+        ``preset`` names a rule set of ``PRESETS`` that the other options override."""
         known = {f.name for f in dataclasses.fields(cls) if f.init}
         unknown = sorted(set(options) - known)
         if unknown:
             raise ValueError(f"unknown option(s) {', '.join(unknown)}; known options: {', '.join(sorted(known))}")
+        if preset is not None:
+            if preset not in PRESETS:
+                _fail("preset", preset, ", ".join(repr(p) for p in PRESETS))
+            options = {**PRESETS[preset], **options}
         return cls(**options)
+
+    @property
+    def is_default_timing(self) -> bool:
+        """Every move takes one tick (no ``move_ticks``)."""
+        return all(t == 1 for _, t in self.move_ticks)
+
+    def ticks_of(self, kind: str) -> int:
+        """Ticks a move of ``kind`` (one of ``MOVE_KINDS``) takes."""
+        return dict(self.move_ticks)[kind]
+
+    @property
+    def teams(self) -> tuple[tuple[int, ...], ...]:
+        """The seats of each team (R8 partners: seats ``p`` and ``p + P/2``), or one seat each."""
+        p = self.num_players
+        if not self.partners:
+            return tuple((s,) for s in range(p))
+        return tuple((s, s + p // 2) for s in range(p // 2))
+
+    def team_of(self, seat: int) -> int:
+        return seat % (self.num_players // 2) if self.partners else seat
 
     def replace(self, **changes: Any) -> NertzConfig:
         return dataclasses.replace(self, **changes)
@@ -188,7 +267,9 @@ class NertzConfig:
         return np.asarray(self.speed if self.speed is not None else (1.0,) * self.num_players, dtype=np.float64)
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}
+        out["move_ticks"] = dict(self.move_ticks)
+        return out
 
     def __getstate__(self) -> dict[str, Any]:
         return self.to_dict()
@@ -197,3 +278,24 @@ class NertzConfig:
         for k, v in state.items():
             object.__setattr__(self, k, v)
         self.__post_init__()
+
+
+def _normalise_move_ticks(value: Any) -> tuple[tuple[str, int], ...]:
+    """``move_ticks`` as ``((kind, ticks), ...)`` over every kind of ``MOVE_KINDS``, in order."""
+    accepted = f"None, an integer from 1 to 64, or a mapping from {', '.join(MOVE_KINDS)} to such integers"
+    if value is None:
+        ticks = dict.fromkeys(MOVE_KINDS, 1)
+    elif _is_int(value):
+        ticks = dict.fromkeys(MOVE_KINDS, value)
+    else:
+        try:
+            pairs = dict(value.items() if hasattr(value, "items") else value)
+        except (TypeError, ValueError):
+            _fail("move_ticks", value, accepted)
+        unknown = sorted(set(pairs) - set(MOVE_KINDS), key=str)
+        if unknown:
+            _fail("move_ticks", value, accepted + f" (unknown kind(s): {', '.join(map(str, unknown))})")
+        ticks = {k: pairs.get(k, 1) for k in MOVE_KINDS}
+    if not all(_is_int(t) and 1 <= t <= 64 for t in ticks.values()):
+        _fail("move_ticks", value, accepted)
+    return tuple((k, int(ticks[k])) for k in MOVE_KINDS)
