@@ -104,16 +104,19 @@ def match_stream(
 ) -> Stream:
     """One match to ``target`` (R8) in one rotation; its deals are the same in every rotation.
     After ``max_hands`` hands the match is stopped and decided as if the target were reached; a
-    tie that survives it is split."""
+    tie that survives it is split. The record keeps every hand's scores per seat (``hand_scores``),
+    so a tournament can read each player's total before the final hand (R8, table ladder)."""
     p = len(table)
     seats = rotation_seats(table, rotation)
     totals = np.zeros(p, np.int64)
+    hand_scores: list[list[int]] = []
     contenders = list(range(p))
     h = 0
     while True:
         decks = match_decks(seed, match, h, p)
         result = yield Hand((match, rotation, h), decks, seats, hand_stream_seed(seed, _MATCH, match, rotation, h))
         totals += result.scores
+        hand_scores.append([int(x) for x in result.scores])
         h += 1
         if totals.max() >= target or h >= max_hands:
             contenders = match_winner(totals, np.asarray(result.scores), contenders)
@@ -123,7 +126,7 @@ def match_stream(
     done({
         "key": [match, rotation], "seats": list(seats), "hands": h, "totals": [int(t) for t in totals],
         "winners": [int(seats[s]) for s in contenders], "shares": {int(seats[s]): share for s in contenders},
-        "capped": h >= max_hands,
+        "capped": h >= max_hands, "hand_scores": hand_scores,
     })
 
 
