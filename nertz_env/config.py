@@ -97,14 +97,17 @@ class NertzConfig:
         max_cycles: ticks before the hand is truncated (R5).
         reward: ``"dense"`` (change of the R7 running score each tick), ``"sparse"`` (the R7
             score at the end) or ``"relative"`` (dense minus the opponents' mean).
-        turn_based: players act one at a time in seat order; off turn only WAIT is legal (R3).
+        turn_based: players act one at a time in seat order, seat 0 first (seat ``tick % P`` is on
+            turn); off turn only WAIT is legal (R3).
         nertz_builds: cards may be played onto an opponent's Nertz top, same suit, one rank up or
             down (R4.8); the catalogue gains the ``{source}>nertz@{k}`` actions (R10).
         partners: teams of two seated opposite (seats ``p`` and ``p + P/2``), scores summed (R8);
             needs 4, 6 or 8 players.
         move_ticks: how many ticks each kind of move takes: ``None`` (all 1), one integer for every
             move, or a mapping from the kinds ``draw call foundation work under nertz`` to ticks
-            (unnamed kinds take 1). A move in the air resolves, and may collide, when it lands.
+            (unnamed kinds take 1). A move of ``d`` ticks is judged when it is made, is in the air
+            for ``d - 1`` more ticks (its player may only WAIT) and resolves, and may collide, in
+            the last of them (R3, R6).
         episode: ``"hand"`` (an episode is one hand) or ``"match"`` (a whole match, R8).
         target_score: the match target of R8 (``episode="match"``).
         hands: play this many hands per match instead of a target (R8, Racing Demon); ``None``

@@ -15,6 +15,7 @@ from nertz_env import engine
 from nertz_env.actions import ActionCatalogue
 from nertz_env.cards import card_name, parse_deck
 from nertz_env.config import NertzConfig
+from nertz_env.engine.state import AIR_ACTION, AIR_CARD, AIR_TICKS
 from nertz_env.layout import ObservationLayout
 
 
@@ -83,6 +84,12 @@ class Game:
         name = self.catalogue.names[action]
         if s["ended"]:
             return "the hand is over; only 'wait' is legal"
+        if p.air[0, player, AIR_TICKS] > 0:
+            move = s["in_air"][player]
+            lands = move["lands_in"]
+            return f"its move {move['action']!r} is in the air for {lands} more tick(s) (move_ticks); only 'wait'"
+        if self.config.turn_based and s["turn"] != player:
+            return f"it is seat {s['turn']}'s turn (R3 turn_based); off turn only 'wait' is legal"
         if name == "call":
             return f"call needs an empty Nertz pile (R4.6); {int(p.nertz_len[0, player])} cards are left"
         if name == "draw":
@@ -109,6 +116,30 @@ class Game:
     @property
     def tick(self) -> int:
         return int(self.state.tick[0])
+
+    @property
+    def turn(self) -> int | None:
+        """The seat on turn under ``turn_based`` (R3: seat 0 first, then in seat order), else None."""
+        return self.tick % self.config.num_players if self.config.turn_based else None
+
+    def in_air(self) -> list[dict[str, Any] | None]:
+        """``move_ticks``: each player's move in the air (its action name, the card it carries, and
+        ``lands_in``: it resolves in the ``lands_in``-th tick from now), or None."""
+        s = self.state
+        out: list[dict[str, Any] | None] = []
+        for p in range(self.config.num_players):
+            if s.air[0, p, AIR_TICKS] == 0:
+                out.append(None)
+                continue
+            card = int(s.air[0, p, AIR_CARD])
+            out.append(
+                {
+                    "action": self.catalogue.names[int(s.air[0, p, AIR_ACTION])],
+                    "card": card_name(card) if card >= 0 else None,
+                    "lands_in": int(s.air[0, p, AIR_TICKS]),
+                }
+            )
+        return out
 
     def callers(self) -> list[int]:
         return [int(p) for p in np.flatnonzero(self.state.called[0])]
@@ -142,7 +173,7 @@ class Game:
             }
             for f in range(int(s.n_found[0]))
         ]
-        return {
+        out = {
             "players": players,
             "foundations": foundations,
             "tick": self.tick,
@@ -151,6 +182,11 @@ class Game:
             "ended": self.ended,
             "end_reason": self.end_reason,
         }
+        if self.config.turn_based:  # R3 timing options, only when on
+            out["turn"] = self.turn
+        if not self.config.is_default_timing:
+            out["in_air"] = self.in_air()
+        return out
 
     def get_state(self) -> engine.State:
         """A cheap copy of the whole table, random stream included."""

@@ -12,9 +12,17 @@ card to turn, filled once the viewer has turned through the whole stock, flagged
 how many foundation piles of that suit have that rank on top; rank 13 piles are complete),
 ``since_progress`` and ``stall_rotations`` (R5).
 
+The timing section follows only under its options (R3), egocentric like the blocks (entry ``q`` is
+about the player ``q`` seats after the viewer): with ``turn_based``, ``on_turn`` (1 on the seat
+whose turn it is); with ``move_ticks``, per player ``air_ticks`` (the move in the air lands in the
+``air_ticks``-th tick from now, 1 = the next tick; 0 = nothing in the air), ``air_kind`` (its
+action kind: 1 draw, 2 call, 3 foundation, 4 work, 5 under, 6 nertz) and ``air_card`` (the card it
+carries, code + 1; 0 for a draw or a call).
+
 The state vector (``env.state()``) has the same blocks in seat order (``seat{p}``), the shared
 table, then each player's hidden cards: ``seat{p}.nertz_order`` (1 = bottom),
-``seat{p}.stock_order`` (1 = next to turn) and ``seat{p}.waste_order`` (1 = top).
+``seat{p}.stock_order`` (1 = next to turn) and ``seat{p}.waste_order`` (1 = top), then the timing
+section in seat order.
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ class ObservationLayout:
             high.append(np.full(size, top))
             o += size
         o = self._shared(o, p, self.slices, high)
+        o = self._timing(o, config, self.slices, high)
         self.size = o
         self.high = np.concatenate(high).astype(np.int8)
 
@@ -55,6 +64,7 @@ class ObservationLayout:
                 self.state_slices[f"seat{q}.{name}"] = slice(o, o + 52)
                 shigh.append(np.full(52, 52))
                 o += 52
+        o = self._timing(o, config, self.state_slices, shigh)
         self.state_size = o
         self.state_high = np.concatenate(shigh).astype(np.int8)
 
@@ -74,6 +84,18 @@ class ObservationLayout:
             slices[name] = slice(o, o + size)
             high.append(np.full(size, top))
             o += size
+        return o
+
+    @staticmethod
+    def _timing(o, config, slices, high):
+        p = config.num_players
+        parts = [("on_turn", 1)] if config.turn_based else []
+        if not config.is_default_timing:
+            parts += [("air_ticks", 63), ("air_kind", 6), ("air_card", 52)]
+        for name, top in parts:
+            slices[name] = slice(o, o + p)
+            high.append(np.full(p, top))
+            o += p
         return o
 
     def view(self, vector: np.ndarray, name: str) -> np.ndarray:

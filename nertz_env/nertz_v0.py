@@ -4,7 +4,7 @@ pile onto shared foundations. The rules are RULES.md (R1 to R10).
 | Import             | `from nertz_env import nertz_v0`                                 |
 |--------------------|------------------------------------------------------------------|
 | Actions            | Discrete, one fixed catalogue per config (181 for 4 work piles)   |
-| Parallel API       | Yes (native); AEC through `nertz_v0.env()`                        |
+| Parallel API       | Yes (native); AEC through `nertz_v0.env()` (turn-based: see below) |
 | Agents             | `agents = ['player_0', ..., 'player_{n-1}']`, 2 to 8             |
 | Action shape       | (1,)                                                             |
 | Action values      | 0 .. num_actions - 1                                             |
@@ -35,6 +35,17 @@ Option `reward`: `"dense"` (each tick, the change of the player's R7 running sco
 rewards sum to its final score minus the score at the deal), `"sparse"` (the R7 score at the end),
 `"relative"` (dense minus the mean of the opponents'). `illegal_action_penalty` is subtracted when
 an illegal action was played as WAIT.
+
+## Timing options (R3)
+`turn_based=True`: players act one at a time in seat order, seat 0 first (seat `tick % P` is on
+turn); off turn only WAIT is legal (the mask shows WAIT alone; anything else is illegal, played
+as WAIT, or raises under `strict`). The parallel API still takes every agent's action each tick
+(off-turn agents pass WAIT); `nertz_v0.env(turn_based=True)` is the true turn-based AEC env of
+`nertz_env.turn_based`, whose `agent_selection` is the player on turn. `move_ticks={"foundation":
+3, ...}`: a move of `d` ticks is judged when it is made, is in the air for `d - 1` more ticks (its
+player may only WAIT) and resolves, racing by R6, in the last of them; its reward comes then.
+The observation gains a timing section (`on_turn`, `air_ticks`, `air_kind`, `air_card`) only
+under these options.
 
 ## Starting State and Episode End
 Each player deals from their own shuffled deck (R2), or from R10 fixed decks passed as
@@ -70,11 +81,13 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
+from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from nertz_env.config import NertzConfig
 from nertz_env.game import Game
 from nertz_env.render import render_rgb, render_text
 from nertz_env.replay import Recording, start_recording
+from nertz_env.turn_based import NertzTurnBasedEnv
 
 __all__ = ["NertzParallelEnv", "env", "parallel_env", "raw_env"]
 
@@ -284,10 +297,18 @@ def parallel_env(**kwargs: Any) -> NertzParallelEnv:
 
 
 def raw_env(**kwargs: Any):
-    """The AEC form without the order-enforcing wrapper."""
-    return parallel_to_aec_wrapper(NertzParallelEnv(**kwargs))
+    """The AEC form without the order-enforcing wrapper (turn-based with ``turn_based=True``)."""
+    parallel = NertzParallelEnv(**kwargs)
+    if parallel.config.turn_based:
+        return NertzTurnBasedEnv(parallel)
+    return parallel_to_aec_wrapper(parallel)
 
 
 def env(**kwargs: Any):
-    """The AEC form: agents act one after another, and the tick resolves when the last has acted."""
-    return parallel_to_aec(NertzParallelEnv(**kwargs))
+    """The AEC form. In simultaneous play agents act one after another and the tick resolves when
+    the last has acted; with ``turn_based=True`` it is the true turn-based env
+    (``nertz_env.turn_based``): ``agent_selection`` is the player on turn and each step is a tick."""
+    parallel = NertzParallelEnv(**kwargs)
+    if parallel.config.turn_based:
+        return OrderEnforcingWrapper(NertzTurnBasedEnv(parallel))
+    return parallel_to_aec(parallel)

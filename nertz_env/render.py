@@ -16,9 +16,20 @@ def _pile(cards: list[str], color: bool, empty: str = "--") -> str:
     return " ".join(_card(c, color) for c in cards) if cards else empty
 
 
+def _timing(snapshot: dict[str, Any], p: int) -> str:
+    """R3 timing options: whether seat ``p`` is on turn, and its move in the air."""
+    out = "  (on turn)" if snapshot.get("turn") == p else ""
+    move = snapshot.get("in_air", [None] * (p + 1))[p]
+    if move is not None:
+        card = f" {move['card']}" if move["card"] else ""
+        out += f"  in the air: {move['action']}{card}, lands in {move['lands_in']}"
+    return out
+
+
 def render_text(snapshot: dict[str, Any], color: bool = False, names: list[str] | None = None) -> str:
     """A readable table: foundations, then each player's Nertz top and count, work piles, waste
-    top and stock and waste sizes; red suits in red when ``color``."""
+    top and stock and waste sizes (and, under the timing options, who is on turn and what is in
+    the air); red suits in red when ``color``."""
     lines = [f"tick {snapshot['tick']}" + (f"  ended: {snapshot['end_reason']}" if snapshot["ended"] else "")]
     tops = []
     for f in snapshot["foundations"]:
@@ -32,7 +43,7 @@ def render_text(snapshot: dict[str, Any], color: bool = False, names: list[str] 
         waste = _card(pl["waste"][-1], color) if pl["waste"] else "--"
         lines.append(
             f"{who}: score {snapshot['scores'][p]:+d}{called} | nertz {nertz} ({len(pl['nertz'])}) | "
-            f"waste {waste} ({len(pl['waste'])}) | stock ({len(pl['stock'])})"
+            f"waste {waste} ({len(pl['waste'])}) | stock ({len(pl['stock'])})" + _timing(snapshot, p)
         )
         for j, pile in enumerate(pl["work"]):
             lines.append(f"    work{j}: {_pile(pile, color)}")
@@ -107,7 +118,8 @@ def render_rgb(snapshot: dict[str, Any], events: dict[str, list[bool]] | None = 
         if events is not None and events.get("collision", [False] * len(players))[p]:
             mark = "  lost a race (X)"
         called = "  NERTZ!" if p in snapshot["callers"] else ""
-        draw.text((16, y), f"{who}  score {snapshot['scores'][p]:+d}{called}{mark}", fill=(255, 255, 255), font=small)
+        head = f"{who}  score {snapshot['scores'][p]:+d}{called}{mark}{_timing(snapshot, p)}"
+        draw.text((16, y), head, fill=(255, 255, 255), font=small)
         y += 16
         x = 16
         (card(x, y, pl["nertz"][-1]) if pl["nertz"] else slot(x, y, ""))

@@ -12,6 +12,11 @@ rewards            float32 ``[num_envs, num_players]``, per the ``reward`` optio
 Episode end (R5): a call or a stall *terminates* the hand, ``max_cycles`` *truncates* it; both are
 reported per game and seat, ``[num_envs, num_players]`` bool.
 
+Timing options (R3): under ``turn_based`` every seat still sends an action each tick and the seats
+off turn send WAIT (their masks allow nothing else); under ``move_ticks`` a seat whose move is in
+the air sends WAIT until it lands. The observations then end with the timing section
+(``env.layout.slices["on_turn"]``, ``["air_ticks"]``, ...).
+
 Same-step reset: a hand that ends is dealt again at once from that game's own random stream, so
 the observations and masks ``step`` returns for it are the first of the new hand, and its reward
 is the last reward of the old one. What the finished hand left is in ``infos``:

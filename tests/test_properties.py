@@ -1,6 +1,7 @@
 """Properties over random configs and random legal play (hypothesis), checked tick by tick against
 the plain-Python reference of ``tests/reference.py``: R1 card conservation, R4 legal moves, the
-whole tick (R3 to R7), determinism, and valid foundations (R4.2)."""
+whole tick (R3 to R7, the R3 timing options ``turn_based`` and ``move_ticks`` included),
+determinism, and valid foundations (R4.2)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ from nertz_env.config import NertzConfig
 from nertz_env.game import Game
 
 TICKS = 200  # a cap on each hypothesis hand, so the file stays fast
+# R3 move_ticks: mostly the standard one tick, else quick draws and slow foundations and the like.
+MOVE_TICKS = [None, None, None, 2, {"foundation": 3}, {"draw": 2, "foundation": 2, "work": 3},
+              {"call": 3, "under": 2, "nertz": 4, "foundation": 4}]  # fmt: skip
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -44,6 +48,8 @@ def configs(draw) -> NertzConfig:
         stall_ticks=draw(st.sampled_from(["auto", "auto", 1, 2, 5, 20])),
         max_stall_rotations=draw(st.one_of(st.none(), st.integers(0, 3))),
         max_cycles=draw(st.sampled_from([2000, 2000, 1, 2, 10, 40, 120])),
+        turn_based=draw(st.sampled_from([False, False, True])),  # R3
+        move_ticks=draw(st.sampled_from(MOVE_TICKS)),  # R3
     )
 
 

@@ -18,9 +18,9 @@ from numba.core import ir_utils
 from numba.extending import intrinsic, overload
 
 from nertz_env.actions import TO_FOUNDATION, TO_WORK, UNDER, WAIT, WORK_SOURCE
-from nertz_env.config import C_PLAYERS, C_REWARD, C_WORK
-from nertz_env.engine.core import legal_row, step
-from nertz_env.engine.state import RUNNING, State
+from nertz_env.config import C_PLAYERS, C_REWARD, C_TURN_BASED, C_WORK
+from nertz_env.engine.core import legal_row, moves_take_time, step, waits_only
+from nertz_env.engine.state import AIR_CARD, AIR_KIND, AIR_TICKS, RUNNING, State
 
 REWARD_DENSE, REWARD_SPARSE, REWARD_RELATIVE = 0, 1, 2
 
@@ -83,6 +83,7 @@ def raw_state(s):
         raw(s.n_found), raw(s.found_tops), raw(s.on_found), raw(s.called), raw(s.score), raw(s.tick),
         raw(s.since_progress), raw(s.rotations), raw(s.ended), raw(s.rng), raw(s.collision), raw(s.won_race),
         raw(s.illegal),
+        raw(s.air),  # option move_ticks
     )  # fmt: skip
 
 
@@ -114,6 +115,15 @@ def obs_size(n_players, n_work) -> int:
 @njit(cache=True, inline="always")
 def state_size(n_players, n_work) -> int:
     return obs_size(n_players, n_work) - 105 + n_players * 156
+
+
+@njit(cache=True, inline="always")
+def timing_size(cfg) -> int:
+    """The timing section at the end of observations and state vectors, present only with its
+    options: who is on turn (``turn_based``, one flag per seat), then per player the ticks until
+    their move in the air lands, its kind and its card + 1 (``move_ticks``)."""
+    n = cfg[C_PLAYERS]
+    return (n if cfg[C_TURN_BASED] != 0 else 0) + (3 * n if moves_take_time(cfg) else 0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -174,6 +184,25 @@ def _globals(s, b, out, o):
     out[o + 53] = min(s.rotations[b], 127)
 
 
+@njit(cache=True, inline="always")
+def _timing(s, b, cfg, v, out, o):
+    """The timing section (``timing_size``) from seat ``v`` on, at ``out[o:]``: entry ``q`` of each
+    part is about seat ``(v + q) % P`` (egocentric for a viewer, seat order for ``v = 0``)."""
+    n = cfg[C_PLAYERS]
+    if cfg[C_TURN_BASED] != 0:  # R3: the seat on turn
+        turn = s.tick[b] % n
+        for q in range(n):
+            out[o + q] = (v + q) % n == turn
+        o += n
+    if moves_take_time(cfg):  # each player's move in the air: public, the card is face up
+        for q in range(n):
+            p = (v + q) % n
+            t = s.air[b, p, AIR_TICKS]
+            out[o + q] = t
+            out[o + n + q] = s.air[b, p, AIR_KIND] if t > 0 else 0
+            out[o + 2 * n + q] = s.air[b, p, AIR_CARD] + 1 if t > 0 else 0
+
+
 @njit(cache=True)
 def observe_game(s, b, cfg, out):
     """Write the observation of every player of game ``b`` into ``out[P, D]``."""
@@ -206,6 +235,9 @@ def observe_game(s, b, cfg, out):
             for t in range(k):
                 dst[mem + 52 + stock[v, t]] = k - t  # 1 = the next card to turn
             dst[mem + 104] = 1
+    if cfg[C_TURN_BASED] != 0 or moves_take_time(cfg):
+        for v in range(n_players):
+            _timing(s, b, cfg, v, out[v], size)
 
 
 @njit(cache=True)
@@ -228,6 +260,8 @@ def state_vector(s, b, cfg, out):
         for t in range(w):
             out[o + 104 + s.waste[b, p, t]] = w - t  # 1 = the top
         o += 156
+    if cfg[C_TURN_BASED] != 0 or moves_take_time(cfg):
+        _timing(s, b, cfg, 0, out, o)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -274,6 +308,10 @@ def legal_masks(s, b, cfg, table, plan, out):
     tops = s.found_tops[b]
     for p in range(n_players):
         mask = out[p]
+        if waits_only(s, b, p, cfg):  # R3 timing options: off turn, or a move in the air
+            for a in range(n_actions):
+                mask[a] = table[a, 0] == WAIT
+            continue
         for a in range(n_actions):
             mask[a] = 0
         k = s.nertz_len[b, p]

@@ -12,6 +12,10 @@ import numpy as np
 
 RUNNING, END_CALL, END_STALL, END_MAX_CYCLES = 0, 1, 2, 3
 END_REASONS = (None, "call", "stall", "max_cycles")
+# Columns of State.air (option move_ticks): the move in the air lands in the AIR_TICKS-th tick from
+# now (0: nothing in the air); its catalogue row; its action kind; the card it carries (the first
+# of a block; -1 for DRAW and CALL).
+AIR_TICKS, AIR_ACTION, AIR_KIND, AIR_CARD = range(4)
 
 
 class State(NamedTuple):
@@ -40,6 +44,9 @@ class State(NamedTuple):
     collision: np.ndarray  # bool [B, P]: lost a foundation race last tick (R6)
     won_race: np.ndarray  # bool [B, P]: won a contested race last tick (R6)
     illegal: np.ndarray  # bool [B, P]: last action was illegal and played as WAIT
+    # Option move_ticks (R3): each player's move in the air, one array (every State field costs
+    # the compiled calls that pass the state), columns AIR_*.
+    air: np.ndarray  # int16 [B, P, 4]
 
 
 def new_state(batch: int, num_players: int, work_piles: int) -> State:
@@ -70,6 +77,8 @@ def new_state(batch: int, num_players: int, work_piles: int) -> State:
         collision=np.zeros((b, p), np.bool_),
         won_race=np.zeros((b, p), np.bool_),
         illegal=np.zeros((b, p), np.bool_),
+        # Option move_ticks
+        air=np.zeros((b, p, 4), np.int16),
     )
 
 
