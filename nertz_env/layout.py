@@ -18,6 +18,12 @@ whose turn it is); with ``move_ticks``, per player ``air_ticks`` (the move in th
 ``air_ticks``-th tick from now, 1 = the next tick; 0 = nothing in the air), ``air_kind`` (its
 action kind: 1 draw, 2 call, 3 foundation, 4 work, 5 under, 6 nertz) and ``air_card`` (the card it
 carries, code + 1; 0 for a draw or a call).
+Then, only when their option is on, the R8 sections (players again egocentric): with ``partners``,
+``partner`` (1 at the partner's offset, always P/2); with ``episode="match"``, each player's match
+total, exact, as ``match.total_sign`` (1 if negative), ``match.total_hundreds`` and
+``match.total_rest`` (total = +-(100 * hundreds + rest)), ``match.contender`` (may still win: after
+a tie, only the tied), then ``match.hands_played`` and ``match.hands_left`` (of ``hands=N``; 0 when
+playing to a target).
 
 The state vector (``env.state()``) has the same blocks in seat order (``seat{p}``), the shared
 table, then each player's hidden cards: ``seat{p}.nertz_order`` (1 = bottom),
@@ -51,6 +57,7 @@ class ObservationLayout:
             o += size
         o = self._shared(o, p, self.slices, high)
         o = self._timing(o, config, self.slices, high)
+        o = self._r8(o, config, self.slices, high)
         self.size = o
         self.high = np.concatenate(high).astype(np.int8)
 
@@ -65,6 +72,7 @@ class ObservationLayout:
                 shigh.append(np.full(52, 52))
                 o += 52
         o = self._timing(o, config, self.state_slices, shigh)
+        o = self._r8(o, config, self.state_slices, shigh)
         self.state_size = o
         self.state_high = np.concatenate(shigh).astype(np.int8)
 
@@ -98,9 +106,31 @@ class ObservationLayout:
             o += p
         return o
 
+    @staticmethod
+    def _r8(o, config, slices, high):
+        """The partners and match sections (``engine.match.write_tails``), when their option is on."""
+        p = config.num_players
+        parts = [("partner", p, 1)] if config.partners else []
+        if config.episode == "match":
+            parts += [("match.total_sign", p, 1), ("match.total_hundreds", p, 127), ("match.total_rest", p, 99)]
+            parts += [("match.contender", p, 1), ("match.hands_played", 1, 127), ("match.hands_left", 1, 127)]
+        for name, size, top in parts:
+            slices[name] = slice(o, o + size)
+            high.append(np.full(size, top))
+            o += size
+        return o
+
+    def match_totals(self, vector: np.ndarray) -> np.ndarray:
+        """The match totals (R8) of an observation (egocentric) or state vector (seat order), exact."""
+        sign = np.where(self.view(vector, "match.total_sign") > 0, -1, 1)
+        return sign * (100 * self.view(vector, "match.total_hundreds").astype(np.int64) + self.view(
+            vector, "match.total_rest"))
+
     def view(self, vector: np.ndarray, name: str) -> np.ndarray:
-        """The named part of an observation (or, for ``seat*`` names, of a state vector)."""
-        table = self.slices if name in self.slices else self.state_slices
+        """The named part of an observation (or, for ``seat*`` names and any vector of the state's
+        size, of a state vector)."""
+        is_state = np.shape(vector)[-1] == self.state_size and name in self.state_slices
+        table = self.state_slices if is_state or name not in self.slices else self.slices
         if name not in table:
             raise KeyError(f"unknown slice {name!r}; known: {', '.join(list(self.slices)[:6])}, ...")
         return vector[..., table[name]]

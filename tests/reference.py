@@ -31,6 +31,10 @@ Readings of RULES.md made here (each is tested against the engine):
   complete their move"). The stall rule (R5) does not fire while a move other than a DRAW or a
   work-to-work move is in the air, and "a whole stock cycle" is counted in the ticks a DRAW
   takes, rounded up to whole rounds of P ticks under ``turn_based``.
+* R8: with partners a match is between teams (team figures are both partners' summed); the tied
+  players' "another hand" is played by everyone, only the tied can win, and after it the rule is
+  applied again among them whether or not the target is still reached; ``hands=N`` ties go on the
+  same way; ``max_hands`` stops an undecided match with its leaders by the same rule.
 """
 
 from __future__ import annotations
@@ -432,3 +436,46 @@ def next_table(
         out, landed_lost = land_all(out, config, priority)
         lost |= landed_lost
     return out, lost, (since, rotations)
+
+
+# --- R8: partners and matches --------------------------------------------------------------
+
+
+def team_figures(values: Sequence[int], config) -> list[int]:
+    """R8 partners: each team's figure is the sum of both partners' (seats p and p + P/2)."""
+    n = config.num_players
+    if not config.partners:
+        return list(values)
+    return [values[p] + values[p + n // 2] for p in range(n // 2)]
+
+
+def match_after_hand(match: dict, scores: Sequence[int], config) -> dict:
+    """The match record (``Game.snapshot()["match"]``) after a hand scoring ``scores`` (R8):
+    hands go on until a team's total reaches ``target_score`` (or ``hands`` are played); the
+    highest total wins; a tie goes to the higher last-hand score; still tied, another hand, after
+    which the rule is applied again among the tied; ``max_hands`` stops the match ("capped")."""
+    totals = [t + s for t, s in zip(match["totals"], scores)]
+    hands = match["hands_played"] + 1
+    n = config.num_players
+    team = (lambda p: p % (n // 2)) if config.partners else (lambda p: p)
+    team_total, team_last = team_figures(totals, config), team_figures(list(scores), config)
+    contenders = sorted({team(p) for p in match["contenders"]})
+    state = match["state"]
+    fixed = config.hands is not None and hands >= config.hands
+    due = state == "tie-break" or fixed or (config.hands is None and max(team_total) >= config.target_score)
+
+    def rule(candidates):
+        top = max(team_total[t] for t in candidates)
+        tied = [t for t in candidates if team_total[t] == top]
+        best = max(team_last[t] for t in tied)
+        return [t for t in tied if team_last[t] == best]
+
+    if due:
+        contenders = rule(contenders)
+        state = "decided" if len(contenders) == 1 else "tie-break"
+    if state != "decided" and hands >= config.max_hands:
+        if not due:
+            contenders = rule(contenders)
+        state = "capped"
+    seats = [p for p in range(n) if team(p) in contenders]
+    return {"totals": totals, "hands_played": hands, "contenders": seats, "state": state}

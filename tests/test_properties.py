@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import reference
 from conftest import FULL_DECK, cards_of, legal_names
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from nertz_env.config import NertzConfig
@@ -32,7 +32,14 @@ def configs(draw) -> NertzConfig:
     speed = None
     if collision == "random" and draw(st.booleans()):
         speed = tuple(draw(st.lists(st.floats(0.1, 10.0), min_size=players, max_size=players)))
+    r8: dict = {}
+    if players in (4, 6, 8) and draw(st.booleans()):
+        r8["partners"] = True
+    if draw(st.booleans()):  # R8 matches, short enough that several hands fit in TICKS
+        r8.update(episode="match", target_score=draw(st.integers(1, 60)), max_hands=draw(st.integers(1, 6)))
+        r8["hands"] = draw(st.one_of(st.none(), st.integers(1, r8["max_hands"])))
     return NertzConfig(
+        **r8,
         num_players=players,
         work_piles=work,
         nertz_pile_size=draw(st.sampled_from([13, 1, 2, 5, 9, 13, 20, 30, 52 - work])),
@@ -118,6 +125,19 @@ def test_every_tick_matches_the_reference(config, seed):
         assert lost == ref_lost, names
         assert not game.state.illegal[0].any()
         snap = game.snapshot()
+        if game.is_match and expected["ended"]:  # R8: the hand ended inside the match
+            last = game.last_hand()
+            assert game.hand_over and last["scores"] == expected["scores"]
+            assert (last["callers"], last["end_reason"]) == (expected["callers"], expected["end_reason"])
+            expected["match"] = reference.match_after_hand(expected["match"], expected["scores"], config)
+            assert snap["match"] == expected["match"]
+            event(f"R8: a hand of a match ended, the match is {expected['match']['state']}")
+            if expected["match"]["state"] in ("decided", "capped"):
+                assert snap == expected, names  # the match is over: the last table stays
+            else:  # the next hand is dealt at once from the game's stream
+                assert snap["tick"] == 0 and not snap["ended"] and not snap["foundations"]
+                clock = (0, 0)
+            continue
         assert snap == expected, names
 
 

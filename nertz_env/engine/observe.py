@@ -18,8 +18,9 @@ from numba.core import ir_utils
 from numba.extending import intrinsic, overload
 
 from nertz_env.actions import TO_FOUNDATION, TO_WORK, UNDER, WAIT, WORK_SOURCE
-from nertz_env.config import C_PLAYERS, C_REWARD, C_TURN_BASED, C_WORK
+from nertz_env.config import C_EPISODE, C_PARTNERS, C_PLAYERS, C_REWARD, C_TURN_BASED, C_WORK
 from nertz_env.engine.core import legal_row, moves_take_time, step, waits_only
+from nertz_env.engine.match import episode_over, match_step, n_teams, running_value, tails_size, write_tails
 from nertz_env.engine.state import AIR_CARD, AIR_KIND, AIR_TICKS, RUNNING, State
 
 REWARD_DENSE, REWARD_SPARSE, REWARD_RELATIVE = 0, 1, 2
@@ -84,6 +85,8 @@ def raw_state(s):
         raw(s.since_progress), raw(s.rotations), raw(s.ended), raw(s.rng), raw(s.collision), raw(s.won_race),
         raw(s.illegal),
         raw(s.air),  # option move_ticks
+        # episode="match" and partners (R8)
+        raw(s.match_seats), raw(s.match_info),
     )  # fmt: skip
 
 
@@ -238,6 +241,9 @@ def observe_game(s, b, cfg, out):
     if cfg[C_TURN_BASED] != 0 or moves_take_time(cfg):
         for v in range(n_players):
             _timing(s, b, cfg, v, out[v], size)
+    if tails_size(cfg) > 0:  # R8: partners and match sections, per viewer, after the timing section
+        for v in range(n_players):
+            write_tails(s, b, cfg, v, out[v], size + timing_size(cfg))
 
 
 @njit(cache=True)
@@ -262,6 +268,8 @@ def state_vector(s, b, cfg, out):
         o += 156
     if cfg[C_TURN_BASED] != 0 or moves_take_time(cfg):
         _timing(s, b, cfg, 0, out, o)
+    if tails_size(cfg) > 0:  # R8 sections as seat 0 sees them: players in seat order
+        write_tails(s, b, cfg, 0, out, o + timing_size(cfg))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -351,9 +359,13 @@ def legal_masks(s, b, cfg, table, plan, out):
 
 @njit(cache=True)
 def rewards(s, b, prev_score, cfg, out):
-    """Rewards of the tick that moved the scores from ``prev_score`` (option ``reward``)."""
+    """Rewards of the tick that moved the scores from ``prev_score`` (option ``reward``);
+    ``prev_score`` holds ``match.running_value`` before the tick (the scores, in a single hand)."""
     n_players = cfg[C_PLAYERS]
     mode = cfg[C_REWARD]
+    if cfg[C_EPISODE] != 0 or cfg[C_PARTNERS] != 0:
+        _r8_rewards(s, b, prev_score, cfg, out)
+        return
     total = 0.0
     for p in range(n_players):
         if mode == REWARD_SPARSE:
@@ -367,6 +379,36 @@ def rewards(s, b, prev_score, cfg, out):
 
 
 @njit(cache=True)
+def _r8_rewards(s, b, prev_score, cfg, out):
+    """``rewards`` with partners or matches (R8). A match's running value is its totals plus the
+    hand in play, so dense rewards run across hands; sparse pays the totals when the match ends.
+    With partners each player is paid their team's figure (both partners' summed), and relative
+    is the team's figure minus the mean of the other teams'."""
+    n_players = cfg[C_PLAYERS]
+    mode = cfg[C_REWARD]
+    over = episode_over(s, b, cfg)
+    for p in range(n_players):
+        value = running_value(s, b, p, cfg)
+        if mode == REWARD_SPARSE:
+            out[p] = value if over else 0
+        else:
+            out[p] = value - prev_score[p]
+    if cfg[C_PARTNERS] != 0:
+        half = n_players // 2
+        for p in range(half):
+            team = out[p] + out[p + half]
+            out[p] = team
+            out[p + half] = team
+    if mode == REWARD_RELATIVE:
+        teams = n_teams(cfg)
+        total = 0.0
+        for t in range(teams):  # seat t plays in team t
+            total += out[t]
+        for p in range(n_players):
+            out[p] = out[p] - (total - out[p]) / (teams - 1)
+
+
+@njit(cache=True)
 def observe_and_mask(s, b, cfg, table, obs, masks):
     observe_game(s, b, cfg, obs)
     legal_masks(s, b, cfg, table, mask_plan(table), masks)
@@ -374,9 +416,12 @@ def observe_and_mask(s, b, cfg, table, obs, masks):
 
 @njit(cache=True)
 def advance(s, b, actions, cfg, table, speed, prev_score, obs, masks, reward_out):
-    """One tick of game ``b`` followed by its rewards, observations and masks."""
+    """One tick of game ``b`` followed by its rewards, observations and masks; in a match (R8) an
+    ended hand is added to the totals and the next one dealt (``match.match_step``)."""
     for p in range(cfg[C_PLAYERS]):
-        prev_score[p] = s.score[b, p]
+        prev_score[p] = running_value(s, b, p, cfg)
     step(s, b, actions, cfg, table, speed)
+    if cfg[C_EPISODE] != 0:
+        match_step(s, b, cfg)
     rewards(s, b, prev_score, cfg, reward_out)
     observe_and_mask(s, b, cfg, table, obs, masks)
