@@ -2,8 +2,9 @@
 
 Everything is decided on the state at the start of a tick (R3): ``legal`` and ``legal_mask`` read
 it, ``step`` first checks every player's action against it, then resolves the foundation races
-(R6), then applies all moves together, then the call, stall and length rules (R5) and the score
-(R7). No Python object is created per card or per move.
+(R6) and, with ``nertz_builds``, the races for the other players' Nertz piles (R4.8), then applies
+all moves together, then the call, stall and length rules (R5) and the score (R7). No Python
+object is created per card or per move.
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from nertz_env.actions import CALL, DRAW, NERTZ, TO_FOUNDATION, TO_WORK, UNDER, WAIT, WASTE, WORK_SOURCE
+from nertz_env.actions import CALL, DRAW, NERTZ, TO_FOUNDATION, TO_NERTZ, TO_WORK, UNDER, WAIT, WASTE, WORK_SOURCE
 from nertz_env.config import (
     C_AUTO_CALL,
     C_BONUS,
+    C_BUILDS,
     C_COLLISION_SEAT,
     C_DRAW,
     C_FILL_ANY,
@@ -75,6 +77,11 @@ def deal(s, b, decks, cfg):
         s.won_race[b, p] = False
         s.illegal[b, p] = False
         s.score[b, p] = -cfg[C_PENALTY] * n_nertz
+        if cfg[C_BUILDS] != 0:  # R4.8: every dealt card starts with its owner (R1)
+            for k in range(n_nertz):
+                s.nertz_owner[b, p, k] = p
+            for j in range(n_work):
+                s.work_owner[b, p, j, 0] = p
     s.found_len[b, :] = 0
     s.n_found[b] = 0
     s.found_tops[b, :, :] = 0
@@ -119,10 +126,26 @@ def source_card(s, b, p, src, n) -> int:
 
 
 @njit(cache=True, inline="always")
-def legal_row(kind, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg) -> bool:
+def source_owner(s, b, p, src, n) -> int:
+    """The owner seat of the moving card (R1): with ``nertz_builds`` (R4.8) a Nertz or work pile
+    may hold another player's card. Read before the card leaves its source."""
+    if src == NERTZ:
+        return s.nertz_owner[b, p, s.nertz_len[b, p] - 1]
+    if src == WASTE:
+        return p
+    i = src - WORK_SOURCE
+    return s.work_owner[b, p, i, s.work_len[b, p, i] - n]
+
+
+@njit(cache=True, inline="always")
+def legal_row(
+    kind, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg, b, seat, nertz, nertz_len
+) -> bool:
     """The legality of one catalogue row for one player, from that player's view of the table:
     ``nertz_top``/``waste_top`` (-1 if empty), their ``work`` piles and ``work_len``, and the
-    foundation ``tops`` table. The single statement of R4; ``legal`` and ``legal_mask`` call it."""
+    foundation ``tops`` table; for R4.8 the game ``b``, the player's ``seat`` and the state's Nertz
+    piles (``nertz[B, P, 52]``, ``nertz_len[B, P]``, whole: a view per call would cost more than
+    the rule). The single statement of R4; ``legal`` and ``legal_mask`` call it."""
     if kind == WAIT:  # R4.7
         return True
     if kind == DRAW:  # R4.1
@@ -156,6 +179,17 @@ def legal_row(kind, src, dst, n, nertz_top, waste_top, work, work_len, tops, can
         if work_len[dst] == 0 or not any_empty:
             return False
         return builds_on(work[dst, 0], card)
+    if kind == TO_NERTZ:  # R4.8: onto the Nertz top of the player ``dst`` seats on, same suit, one rank apart
+        n_players = cfg[C_PLAYERS]
+        if cfg[C_BUILDS] == 0 or dst < 1 or dst >= n_players:
+            return False
+        target = (seat + dst) % n_players
+        k = nertz_len[b, target]
+        if k == 0 or k >= nertz.shape[2]:  # an empty pile has no top; a full one (52) has no slot
+            return False
+        top = nertz[b, target, k - 1]
+        gap = rank(card) - rank(top)
+        return top // 13 == card // 13 and (gap == 1 or gap == -1)
     return False
 
 
@@ -180,7 +214,7 @@ def legal(s, b, p, kind, src, dst, n, cfg) -> bool:
     if s.ended[b] != RUNNING:
         return kind == WAIT
     nt, wt, work, wl, tops, can_draw, any_empty = _player_view(s, b, p, cfg[C_WORK])
-    return legal_row(kind, src, dst, n, nt, wt, work, wl, tops, can_draw, any_empty, cfg)
+    return legal_row(kind, src, dst, n, nt, wt, work, wl, tops, can_draw, any_empty, cfg, b, p, s.nertz, s.nertz_len)
 
 
 @njit(cache=True)
@@ -193,8 +227,9 @@ def legal_mask(s, b, p, cfg, table, out):
     nt, wt, work, wl, tops, can_draw, any_empty = _player_view(s, b, p, cfg[C_WORK])
     for a in range(table.shape[0]):
         out[a] = legal_row(
-            table[a, 0], table[a, 1], table[a, 2], table[a, 3], nt, wt, work, wl, tops, can_draw, any_empty, cfg
-        )
+            table[a, 0], table[a, 1], table[a, 2], table[a, 3], nt, wt, work, wl, tops, can_draw, any_empty, cfg,
+            b, p, s.nertz, s.nertz_len,
+        )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
@@ -288,6 +323,77 @@ def pick_winners(s, b, claimants, m, k, cfg, speed, won):
 
 
 @njit(cache=True)
+def resolve_builds(s, b, buf, cfg, speed):
+    """R4.8 races, on the start-of-tick table (R3). A Nertz pile takes no build in a tick in which
+    its owner plays from it (``reach``: any legal move of their Nertz top, whether or not it then
+    wins its own race): the owner's hand is on the pile, so every build onto it fails. Otherwise,
+    of several builds onto one pile one wins, chosen as in R6 (``collision``), since the first
+    card to land changes the top. The losers keep their cards and get the collision flag. Targets
+    are settled in seat order, so a random race draws from the game's stream after the R6 races.
+    ``buf`` is ``step``'s scratch: the winner's seat goes to ``pile``, failed builds become WAIT in
+    ``kind``."""
+    kind, src, dst, pile, claimants, won, reach = buf[0], buf[1], buf[2], buf[5], buf[6], buf[7], buf[9]
+    n_players = cfg[C_PLAYERS]
+    for t in range(n_players):  # a legal card move from the Nertz pile; R6 losers are WAIT now, flagged
+        moves = kind[t] == TO_FOUNDATION or kind[t] == TO_WORK or kind[t] == UNDER or kind[t] == TO_NERTZ
+        reach[t] = src[t] == NERTZ and (moves or s.collision[b, t])
+    for t in range(n_players):
+        m = 0
+        for q in range(n_players):
+            if kind[q] == TO_NERTZ and (q + dst[q]) % n_players == t:
+                claimants[m] = q
+                m += 1
+        if m == 0:
+            continue
+        if reach[t]:
+            for i in range(m):
+                won[i] = False
+        elif m > 1:
+            pick_winners(s, b, claimants, m, 1, cfg, speed, won)
+        else:
+            won[0] = True
+        for i in range(m):
+            q = claimants[i]
+            if won[i]:
+                s.won_race[b, q] = m > 1
+                pile[q] = t
+            else:
+                s.collision[b, q] = True
+                kind[q] = WAIT
+
+
+@njit(cache=True)
+def move_owners(s, b, buf):
+    """R1 under R4.8: before the cards of the tick move, the owner of each moving card goes to
+    ``buf[10]`` (foundations score it, R7) and to its place in the destination pile, all on the
+    start-of-tick piles as the card moves will find them (no one else touches a player's work piles,
+    and a Nertz pile takes at most one build and none while its owner plays from it)."""
+    kind, src, dst, cnt, pile, owner = buf[0], buf[1], buf[2], buf[3], buf[5], buf[10]
+    for p in range(kind.shape[0]):
+        kp, sp = kind[p], src[p]
+        if kp in (TO_FOUNDATION, TO_NERTZ, UNDER) or (kp == TO_WORK and sp < WORK_SOURCE):
+            owner[p] = source_owner(s, b, p, sp, 1)
+        if kp == TO_WORK:
+            j = dst[p]
+            h = s.work_len[b, p, j]
+            if sp >= WORK_SOURCE:  # a block keeps its owners in order
+                i, n = sp - WORK_SOURCE, cnt[p]
+                hi = s.work_len[b, p, i]
+                for t in range(n):
+                    s.work_owner[b, p, j, h + t] = s.work_owner[b, p, i, hi - n + t]
+            else:
+                s.work_owner[b, p, j, h] = owner[p]
+        elif kp == UNDER:
+            j = dst[p]
+            for t in range(s.work_len[b, p, j], 0, -1):
+                s.work_owner[b, p, j, t] = s.work_owner[b, p, j, t - 1]
+            s.work_owner[b, p, j, 0] = owner[p]
+        elif kp == TO_NERTZ:
+            t = pile[p]
+            s.nertz_owner[b, t, s.nertz_len[b, t]] = owner[p]
+
+
+@njit(cache=True)
 def step(s, b, actions, cfg, table, speed):
     """Resolve one tick of game ``b``; ``actions[p]`` indexes the catalogue ``table``."""
     n_players = cfg[C_PLAYERS]
@@ -298,12 +404,16 @@ def step(s, b, actions, cfg, table, speed):
     if s.ended[b] != RUNNING:
         return
     n_actions = table.shape[0]
-    # One scratch allocation per tick: kind, src, dst, cnt, card, pile, claimants, won/done flags.
-    buf = np.zeros((9, n_players), np.int64)
+    builds = cfg[C_BUILDS] != 0
+    # One scratch allocation per tick: kind, src, dst, cnt, card, pile, claimants, won/done flags,
+    # and for R4.8 who plays from their own Nertz pile and the owner of each moving card.
+    buf = np.zeros((11, n_players), np.int64)
     kind, src, dst, cnt, card = buf[0], buf[1], buf[2], buf[3], buf[4]
-    pile, claimants, won, done = buf[5], buf[6], buf[7], buf[8]
+    pile, claimants, won, done, owner = buf[5], buf[6], buf[7], buf[8], buf[10]
+    nertz, nertz_len = s.nertz, s.nertz_len  # R4.8 targets, read once (no view, no count per player)
     # R3: every action is judged on the state at the start of the tick; illegal ones are WAIT.
     for p in range(n_players):
+        owner[p] = p
         a = actions[p]
         if a < 0 or a >= n_actions:
             s.illegal[b, p] = True
@@ -312,7 +422,7 @@ def step(s, b, actions, cfg, table, speed):
         # The rule is legal_row's; the player's view is read here rather than through legal(s, ...),
         # whose passing of the whole state costs more than the check itself.
         nt, wt, work, wl, tops, can_draw, any_empty = _player_view(s, b, p, cfg[C_WORK])
-        if legal_row(k_, s_, d_, n_, nt, wt, work, wl, tops, can_draw, any_empty, cfg):
+        if legal_row(k_, s_, d_, n_, nt, wt, work, wl, tops, can_draw, any_empty, cfg, b, p, nertz, nertz_len):
             kind[p], src[p], dst[p], cnt[p] = k_, s_, d_, n_
         else:
             s.illegal[b, p] = True
@@ -353,6 +463,9 @@ def step(s, b, actions, cfg, table, speed):
                 f += 1
             pile[q] = f
             f += 1
+    if builds:  # R4.8: races for the other players' Nertz piles, then where each card's owner goes
+        resolve_builds(s, b, buf, cfg, speed)
+        move_owners(s, b, buf)
 
     # All moves resolve together (R3); each touches only its owner's layout and its own pile.
     progress = False
@@ -372,11 +485,11 @@ def step(s, b, actions, cfg, table, speed):
             else:
                 f = pile[p]
             h = s.found_len[b, f]
-            s.found[b, f, h] = p * 52 + c
+            s.found[b, f, h] = owner[p] * 52 + c  # R1: the card's owner, scored by R7
             s.found_tops[b, suit, h] -= 1 if h > 0 else 0
             s.found_len[b, f] = h + 1
             s.found_tops[b, suit, h + 1] += 1
-            s.on_found[b, p] += 1
+            s.on_found[b, owner[p]] += 1
             pop_source(s, b, p, src[p])
             progress = True
         elif kp == TO_WORK:
@@ -403,6 +516,13 @@ def step(s, b, actions, cfg, table, speed):
             s.work_len[b, p, j] = h + 1
             pop_source(s, b, p, src[p])
             progress = True
+        elif kp == TO_NERTZ:  # R4.8: onto seat pile[p]'s Nertz pile (its owner is already there)
+            t = pile[p]
+            h = s.nertz_len[b, t]
+            s.nertz[b, t, h] = source_card(s, b, p, src[p], 1)
+            s.nertz_len[b, t] = h + 1
+            pop_source(s, b, p, src[p])
+            progress = True  # R5 reading: a build is progress (like a card leaving a Nertz pile or the waste)
     s.n_found[b] = n_found
     s.tick[b] += 1
 

@@ -2,6 +2,10 @@
 
 Piles are stored bottom to top, so the last used slot is the card on top (R10). Player cards are
 codes 0..51 of the owner's deck; foundation cards are global ids ``owner * 52 + card`` (R1).
+
+With ``nertz_builds`` (R4.8) a Nertz pile, and through it a work pile, may hold another player's
+cards: ``nertz_owner`` and ``work_owner`` give the owner seat of every card there. They are kept
+only under that option; without it every card of a layout is its holder's and they stay unused.
 """
 
 from __future__ import annotations
@@ -40,6 +44,9 @@ class State(NamedTuple):
     collision: np.ndarray  # bool [B, P]: lost a foundation race last tick (R6)
     won_race: np.ndarray  # bool [B, P]: won a contested race last tick (R6)
     illegal: np.ndarray  # bool [B, P]: last action was illegal and played as WAIT
+    # nertz_builds (R4.8): the owner seat of each card of the Nertz and work piles (R1)
+    nertz_owner: np.ndarray  # int8 [B, P, 52]
+    work_owner: np.ndarray  # int8 [B, P, W, 13]
 
 
 def new_state(batch: int, num_players: int, work_piles: int) -> State:
@@ -70,6 +77,8 @@ def new_state(batch: int, num_players: int, work_piles: int) -> State:
         collision=np.zeros((b, p), np.bool_),
         won_race=np.zeros((b, p), np.bool_),
         illegal=np.zeros((b, p), np.bool_),
+        nertz_owner=np.zeros((b, p, 52), np.int8),
+        work_owner=np.zeros((b, p, w, 13), np.int8),
     )
 
 
