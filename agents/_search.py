@@ -208,9 +208,11 @@ def _search(depth, params, table, rows_single, ww_row, rows_eval, n_nertz,
 
 
 @njit(cache=True)
-def choose_heuristic(obs, masks, table, off, cfg, params, rows_single, ww_row, rows_eval, n_nertz, out):
-    """One action per row: the call when ``should_call`` says so, else the legal move whose
-    look-ahead value is highest, if it beats turning the stock (and that beats standing still)."""
+def score_moves(obs, masks, table, off, cfg, params, rows_single, ww_row, rows_eval, n_nertz, values, call):
+    """The look-ahead value of every legal move of every row (``values[row, a]``, -inf for the
+    illegal ones and for a whole pile moved into a space, which changes nothing): WAIT keeps the
+    value of the table as it is, DRAW is worth ``draw`` more, any other move what ``depth`` own
+    moves from it lead to. ``call[row]``: ``should_call`` says call (CALL is legal, R4.6)."""
     n_work, n_players, block = off[O_WORK_PILES], off[O_PLAYERS], off[O_BLOCK]
     depth = min(int(params[P_DEPTH]), MAX_DEPTH)
     penalty = cfg[C_PENALTY]
@@ -233,6 +235,7 @@ def choose_heuristic(obs, masks, table, off, cfg, params, rows_single, ww_row, r
     n_draw = cfg[C_DRAW]
     for row in range(obs.shape[0]):
         o, mask = obs[row], masks[row]
+        values[row, :] = -np.inf
         nt[0] = read_top(o, off[O_NERTZ_TOP])
         nc[0] = o[off[O_NERTZ_COUNT]]
         wsl[0] = read_waste(o, off, waste)
@@ -249,19 +252,17 @@ def choose_heuristic(obs, masks, table, off, cfg, params, rows_single, ww_row, r
 
         race_cards(o, off, n_players, block, n_work, opp_work, opp_len, contested)
 
-        if mask[ACTION_CALL] != 0 and should_call(  # CALL is legal: the Nertz pile is empty (R4.6)
+        call[row] = mask[ACTION_CALL] != 0 and should_call(  # CALL is legal: the Nertz pile is empty (R4.6)
             o, off, n_players, block, n_work, opp_work, opp_len, tp[0], cfg, table, rows_eval, n_nertz, fd[0],
             int(params[P_CALL]),
-        ):
-            out[row] = ACTION_CALL
-            continue
+        )
 
         # Standing still keeps the value of the table as it is; DRAW is worth a little more, and a
         # move must beat both (so no move that gains nothing, even with nothing left to turn).
         root = _evaluate(0, params, table, rows_eval, n_nertz, nt, nc, wk, wl, tp, waste, wsl, fd, cfg, penalty)
-        best, best_v = ACTION_WAIT, root
+        values[row, ACTION_WAIT] = root
         if mask[ACTION_DRAW] != 0:
-            best, best_v = ACTION_DRAW, root + params[P_DRAW]
+            values[row, ACTION_DRAW] = root + params[P_DRAW]
         for a in range(table.shape[0]):
             kind = table[a, 0]
             if mask[a] == 0 or kind in (WAIT, DRAW, CALL, TO_NERTZ):
@@ -283,6 +284,26 @@ def choose_heuristic(obs, masks, table, off, cfg, params, rows_single, ww_row, r
                     v += params[P_RACE]
             elif src == WASTE and stuck:  # a dead cycle: take a card out to shift the next pass
                 v += params[P_WASTE_WORK]
-            if v > best_v:
-                best, best_v = a, v
+            values[row, a] = v
+
+
+@njit(cache=True)
+def choose_heuristic(obs, masks, table, off, cfg, params, rows_single, ww_row, rows_eval, n_nertz, out):
+    """One action per row: the call when ``should_call`` says so, else the legal move whose
+    look-ahead value is highest, if it beats turning the stock (and that beats standing still)."""
+    values = np.empty((obs.shape[0], table.shape[0]), np.float64)
+    call = np.zeros(obs.shape[0], np.bool_)
+    score_moves(obs, masks, table, off, cfg, params, rows_single, ww_row, rows_eval, n_nertz, values, call)
+    for row in range(obs.shape[0]):
+        if call[row]:
+            out[row] = ACTION_CALL
+            continue
+        best, best_v = ACTION_WAIT, values[row, ACTION_WAIT]
+        if masks[row, ACTION_DRAW] != 0:
+            best, best_v = ACTION_DRAW, values[row, ACTION_DRAW]
+        for a in range(table.shape[0]):
+            if table[a, 0] in (WAIT, DRAW, CALL):
+                continue
+            if values[row, a] > best_v:
+                best, best_v = a, values[row, a]
         out[row] = best

@@ -1,5 +1,10 @@
-"""Trained policies as agents: the network the self-play trainer uses, and loaders for both
+"""Trained policies as agents: the networks the self-play trainer uses, and loaders for both
 checkpoint formats (``train_selfplay.py``'s ``.pt`` and sb3-contrib MaskablePPO's ``.zip``).
+
+Two networks: ``build_scorer`` (format ``nertz-selfplay-v2``, what the trainer builds) scores each
+legal move from its own features (``agents.features``) together with a summary of the whole
+observation; ``build_network`` (``nertz-selfplay-v1``, still loadable) is a flat MLP with a fixed
+181-way head.
 
 >>> import agents
 >>> ppo = agents.make("ppo")                       # the shipped policy, agents/policies/ppo.pt
@@ -21,7 +26,8 @@ from nertz_env.config import NertzConfig
 from nertz_env.layout import ObservationLayout
 
 SHIPPED = Path(__file__).resolve().parent / "policies" / "ppo.pt"
-FORMAT = "nertz-selfplay-v1"
+FORMAT = "nertz-selfplay-v2"
+FORMATS = ("nertz-selfplay-v1", FORMAT)
 
 
 def _torch():
@@ -67,8 +73,83 @@ def build_network(obs_dim: int, n_actions: int, high: np.ndarray, hidden: tuple[
     return ActorCritic()
 
 
-def save_policy(path: str | Path, network, config: NertzConfig, hidden: tuple[int, ...], extra: dict | None = None):
-    """Write a small, self-describing policy file (atomically: a temporary file, then rename)."""
+def build_scorer(
+    config: NertzConfig, hidden: tuple[int, ...] = (128, 128), action_hidden: int = 64, lookahead: bool = True
+):
+    """The move-scoring actor-critic: ``logit[a] = head(relu(state(obs) + move(features[a]) + embed[a]))``
+    over the legal moves only, the value from the state summary alone.
+
+    ``forward(obs, mask)`` computes the features itself (numba, on the CPU), so a loaded policy
+    plays from observations; the trainer, which keeps the features of its rollouts, calls
+    ``score(obs, rows, actions, feats)`` with the pairs of ``agents.features.ActionFeatures``.
+    ``lookahead=False`` builds features without the ``heuristic``'s look-ahead values."""
+    torch = _torch()
+    nn = torch.nn
+    from agents.features import N_FEATURES, ActionFeatures
+    from nertz_env.actions import ActionCatalogue
+
+    layout = ObservationLayout(config)
+    n_actions = len(ActionCatalogue(config))
+
+    class MoveScorer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.features = ActionFeatures(config, lookahead=lookahead)
+            self.lookahead = lookahead
+            self.n_actions = n_actions
+            high = np.maximum(layout.high.astype(np.float32), 1)
+            self.register_buffer("scale", torch.as_tensor(1.0 / high, dtype=torch.float32))
+            layers: list[nn.Module] = []
+            size = layout.size
+            for h in hidden:
+                layers += [nn.Linear(size, h), nn.ReLU(inplace=True)]
+                size = h
+            self.body = nn.Sequential(*layers)
+            self.value_head = nn.Linear(size, 1)
+            self.state_in = nn.Linear(size, action_hidden)
+            self.move_in = nn.Linear(N_FEATURES, action_hidden)
+            self.embed = nn.Embedding(n_actions, action_hidden)
+            self.move_mid = nn.Linear(action_hidden, action_hidden)
+            self.move_out = nn.Linear(action_hidden, 1)
+            for m in [*self.body, self.state_in, self.move_in, self.move_mid]:
+                if isinstance(m, nn.Linear):
+                    nn.init.orthogonal_(m.weight, np.sqrt(2))
+                    nn.init.zeros_(m.bias)
+            nn.init.normal_(self.embed.weight, std=0.1)
+            nn.init.orthogonal_(self.move_out.weight, 0.01)
+            nn.init.zeros_(self.move_out.bias)
+            nn.init.orthogonal_(self.value_head.weight, 1.0)
+            nn.init.zeros_(self.value_head.bias)
+
+        def score(self, obs, rows, actions, feats):
+            """Masked logits ``[n, N]`` (-1e8 off the pairs given) and values ``[n]``."""
+            z = self.body(obs.float() * self.scale)
+            h = torch.relu(self.state_in(z)[rows] + self.move_in(feats) + self.embed(actions))
+            scores = self.move_out(torch.relu(self.move_mid(h))).squeeze(-1)
+            logits = torch.full((obs.shape[0], self.n_actions), -1e8, dtype=scores.dtype, device=scores.device)
+            logits = logits.index_put((rows, actions), scores)
+            return logits, self.value_head(z).squeeze(-1)
+
+        def forward(self, obs, mask):
+            rows, actions, feats = self.features(obs.cpu().numpy(), mask.cpu().numpy())
+            dev = obs.device
+            return self.score(
+                obs, torch.from_numpy(rows).to(dev), torch.from_numpy(actions).to(dev), torch.from_numpy(feats).to(dev)
+            )
+
+    return MoveScorer()
+
+
+def save_policy(
+    path: str | Path,
+    network,
+    config: NertzConfig,
+    hidden: tuple[int, ...],
+    extra: dict | None = None,
+    action_hidden: int | None = None,
+):
+    """Write a small, self-describing policy file (atomically: a temporary file, then rename).
+    ``action_hidden`` given: a ``build_scorer`` network (v2), else a ``build_network`` MLP (v1)."""
     torch = _torch()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -76,9 +157,11 @@ def save_policy(path: str | Path, network, config: NertzConfig, hidden: tuple[in
     if cfg["speed"] is not None:
         cfg["speed"] = list(cfg["speed"])
     blob = {
-        "format": FORMAT,
+        "format": FORMAT if action_hidden is not None else FORMATS[0],
         "config": cfg,
         "hidden": list(hidden),
+        "action_hidden": action_hidden,
+        "lookahead": getattr(network, "lookahead", None),
         "state_dict": {k: v.detach().cpu() for k, v in network.state_dict().items()},
         "extra": extra or {},
     }
@@ -92,18 +175,22 @@ def load_network(path: str | Path):
     """``(network, config, blob)`` from a policy or training checkpoint written by this project."""
     torch = _torch()
     blob = torch.load(Path(path), map_location="cpu", weights_only=False)
-    if not isinstance(blob, dict) or blob.get("format") != FORMAT:
-        raise ValueError(f"{path} is not a nertz self-play policy ({FORMAT}); MaskablePPO files end in .zip")
+    if not isinstance(blob, dict) or blob.get("format") not in FORMATS:
+        raise ValueError(f"{path} is not a nertz self-play policy ({FORMATS}); MaskablePPO files end in .zip")
     cfg = dict(blob["config"])
     if cfg.get("speed") is not None:
         cfg["speed"] = tuple(cfg["speed"])
     config = NertzConfig(**cfg)
-    layout = ObservationLayout(config)
-    from nertz_env.actions import ActionCatalogue
+    if blob["format"] == FORMAT:
+        lookahead = blob.get("lookahead", True) is not False
+        net = build_scorer(config, tuple(blob["hidden"]), blob["action_hidden"], lookahead)
+    else:
+        from nertz_env.actions import ActionCatalogue
 
-    net = build_network(
-        layout.size, len(ActionCatalogue(config)), layout.high.astype(np.float32), tuple(blob["hidden"])
-    )
+        layout = ObservationLayout(config)
+        net = build_network(
+            layout.size, len(ActionCatalogue(config)), layout.high.astype(np.float32), tuple(blob["hidden"])
+        )
     net.load_state_dict(blob["state_dict"])
     net.eval()
     return net, config, blob

@@ -4,6 +4,7 @@ the harness, the benchmark and the trainers.
     nertz play --players 4 --opponents heuristic       # you are player_0
     nertz watch --agents heuristic greedy greedy greedy --html hand.html
     nertz eval --agents heuristic greedy greedy greedy --hands 2000
+    nertz tournament --format ladder --agents heuristic greedy greedy random --seed 0
     nertz bench --quick
     nertz train selfplay --total-steps 200000
 """
@@ -131,15 +132,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     w.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule options")
     for name, help_text in (
         ("eval", "the evaluation harness (python -m training.evaluate)"),
+        ("tournament", "a single elimination or table ladder tournament, R8 (python -m training.tournament)"),
         ("bench", "the throughput benchmark (python -m benchmarks.throughput)"),
     ):
         sub.add_parser(name, help=help_text, add_help=False)
     t = sub.add_parser("train", help="train: 'nertz train selfplay ...' or 'nertz train sb3 ...'", add_help=False)
     t.add_argument("trainer", nargs="?", choices=["selfplay", "sb3"], default="selfplay")
-    if argv[:1] in (["eval"], ["bench"], ["train"]):  # thin front ends: the rest goes to the module
+    if argv[:1] in (["eval"], ["tournament"], ["bench"], ["train"]):  # thin front ends: the rest goes to the module
         command, rest = argv[0], argv[1:]
         if command == "eval":
             from training.evaluate import main as run
+        elif command == "tournament":
+            from training.tournament import main as run
         elif command == "bench":
             from benchmarks.throughput import main as run
         else:

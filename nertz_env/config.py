@@ -24,7 +24,14 @@ C_COLLISION_SEAT, C_PENALTY, C_BONUS, C_STALL_TICKS, C_MAX_ROT, C_MAX_CYCLES, C_
 C_TURN_BASED, C_BUILDS, C_PARTNERS = range(15, 18)
 # C_TICKS + kind: ticks a move of that action kind takes (kind 0, WAIT, is always 1).
 C_TICKS = 18
-C_SIZE = C_TICKS + 1 + len(MOVE_KINDS)
+# R8 matches: C_EPISODE (1 = "match"), the target, the fixed number of hands (0 = play to the
+# target) and the cap on the hands of one match.
+C_TICKS_END = C_TICKS + 1 + len(MOVE_KINDS)  # one past the last move kind's ticks
+C_EPISODE = C_TICKS_END
+C_TARGET, C_HANDS, C_MAX_HANDS = C_EPISODE + 1, C_EPISODE + 2, C_EPISODE + 3
+C_SIZE = C_MAX_HANDS + 1
+# A match total is observed exactly as sign, hundreds and rest (all int8); it must fit.
+MAX_OBSERVED_TOTAL = 127 * 100 + 99
 
 # Named rule sets of the source texts (RULES.md, seeds/): ``NertzConfig.from_kwargs(preset=...)``.
 PRESETS: dict[str, dict[str, Any]] = {
@@ -97,18 +104,23 @@ class NertzConfig:
         max_cycles: ticks before the hand is truncated (R5).
         reward: ``"dense"`` (change of the R7 running score each tick), ``"sparse"`` (the R7
             score at the end) or ``"relative"`` (dense minus the opponents' mean).
-        turn_based: players act one at a time in seat order; off turn only WAIT is legal (R3).
+        turn_based: players act one at a time in seat order, seat 0 first (seat ``tick % P`` is on
+            turn); off turn only WAIT is legal (R3).
         nertz_builds: cards may be played onto an opponent's Nertz top, same suit, one rank up or
             down (R4.8); the catalogue gains the ``{source}>nertz@{k}`` actions (R10).
         partners: teams of two seated opposite (seats ``p`` and ``p + P/2``), scores summed (R8);
             needs 4, 6 or 8 players.
         move_ticks: how many ticks each kind of move takes: ``None`` (all 1), one integer for every
             move, or a mapping from the kinds ``draw call foundation work under nertz`` to ticks
-            (unnamed kinds take 1). A move in the air resolves, and may collide, when it lands.
+            (unnamed kinds take 1). A move of ``d`` ticks is judged when it is made, is in the air
+            for ``d - 1`` more ticks (its player may only WAIT) and resolves, and may collide, in
+            the last of them (R3, R6).
         episode: ``"hand"`` (an episode is one hand) or ``"match"`` (a whole match, R8).
         target_score: the match target of R8 (``episode="match"``).
         hands: play this many hands per match instead of a target (R8, Racing Demon); ``None``
             plays to ``target_score``.
+        max_hands: a match still undecided after this many hands (tie-break hands included) is
+            truncated (``episode="match"``); 1 to 127, at least ``hands``.
 
     ``NertzConfig.from_kwargs(preset="snerts", **overrides)`` starts from a named rule set of
     ``PRESETS``.
@@ -137,6 +149,7 @@ class NertzConfig:
     episode: str = "hand"
     target_score: int = 100
     hands: int | None = None
+    max_hands: int = 100
     _packed: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -188,6 +201,15 @@ class NertzConfig:
             _fail("target_score", self.target_score, "an integer >= 1")
         if self.hands is not None and (not _is_int(self.hands) or self.hands < 1):
             _fail("hands", self.hands, "None or an integer >= 1")
+        if not _is_int(self.max_hands) or not 1 <= self.max_hands <= 127:
+            _fail("max_hands", self.max_hands, "an integer from 1 to 127")
+        if self.episode == "match":
+            if self.hands is not None and self.hands > self.max_hands:
+                _fail("hands", self.hands, f"None or an integer from 1 to max_hands={self.max_hands}")
+            worst = self.max_hands * max(self.nertz_penalty * self.nertz_pile_size, 52 + self.call_bonus)
+            if worst > MAX_OBSERVED_TOTAL:
+                _fail("max_hands", self.max_hands, f"a cap with max_hands x (largest hand score) <= "
+                      f"{MAX_OBSERVED_TOTAL}, the largest match total the observation holds exactly (R8)")
         packed = np.zeros(C_SIZE, dtype=np.int64)
         packed[C_PLAYERS] = self.num_players
         packed[C_NERTZ] = self.nertz_pile_size
@@ -210,6 +232,10 @@ class NertzConfig:
         packed[C_TICKS] = 1
         for kind, ticks in self.move_ticks:
             packed[C_TICKS + 1 + MOVE_KINDS.index(kind)] = ticks
+        packed[C_EPISODE] = self.episode == "match"
+        packed[C_TARGET] = self.target_score
+        packed[C_HANDS] = 0 if self.hands is None else self.hands
+        packed[C_MAX_HANDS] = self.max_hands
         packed.setflags(write=False)
         object.__setattr__(self, "_packed", packed)
 
@@ -246,6 +272,10 @@ class NertzConfig:
 
     def team_of(self, seat: int) -> int:
         return seat % (self.num_players // 2) if self.partners else seat
+
+    @property
+    def num_teams(self) -> int:
+        return len(self.teams)
 
     def replace(self, **changes: Any) -> NertzConfig:
         return dataclasses.replace(self, **changes)

@@ -15,11 +15,15 @@ from nertz_env import engine
 from nertz_env.actions import TO_NERTZ, ActionCatalogue
 from nertz_env.cards import card_name, parse_deck
 from nertz_env.config import NertzConfig
+from nertz_env.engine.state import AIR_ACTION, AIR_CARD, AIR_TICKS
 from nertz_env.layout import ObservationLayout
 
 
 class Game:
-    """A single Nertz hand: ``reset`` deals, ``step`` plays one tick (R3)."""
+    """A single Nertz hand, or with ``episode="match"`` a whole match (R8): ``reset`` deals,
+    ``step`` plays one tick (R3). In a match a hand that ends is added to the totals and the next
+    hand is dealt in the same ``step`` from the game's own stream; ``hand_over`` and
+    ``last_hand()`` tell what ended, and ``ended`` is then the end of the match."""
 
     def __init__(self, config: NertzConfig):
         self.config = config
@@ -38,10 +42,12 @@ class Game:
 
     # -- dealing ---------------------------------------------------------------------------
     def reset(self, seed: int | None = None, decks: Sequence[Sequence[str | int]] | None = None) -> None:
-        """Deal a new hand (R2): shuffled from the game's stream, or the R10 fixed ``decks``."""
+        """Deal a new hand (R2): shuffled from the game's stream, or the R10 fixed ``decks``. In a
+        match (R8) this starts a new match; its later hands come from the game's stream."""
         if seed is not None or not self.seeded:
             self.state.rng[0] = engine.seed_streams(seed, 1)[0]
             self.seeded = True
+        engine.start_match(self.state, 0, self._cfg)
         if decks is None:
             engine.shuffle_deal(self.state, 0, self._cfg)
         else:
@@ -83,6 +89,12 @@ class Game:
         name = self.catalogue.names[action]
         if s["ended"]:
             return "the hand is over; only 'wait' is legal"
+        if p.air[0, player, AIR_TICKS] > 0:
+            move = s["in_air"][player]
+            lands = move["lands_in"]
+            return f"its move {move['action']!r} is in the air for {lands} more tick(s) (move_ticks); only 'wait'"
+        if self.config.turn_based and s["turn"] != player:
+            return f"it is seat {s['turn']}'s turn (R3 turn_based); off turn only 'wait' is legal"
         if name == "call":
             return f"call needs an empty Nertz pile (R4.6); {int(p.nertz_len[0, player])} cards are left"
         if name == "draw":
@@ -109,7 +121,74 @@ class Game:
     # -- inspection ------------------------------------------------------------------------
     @property
     def ended(self) -> bool:
+        """The episode is over: the hand, or in a match the match (R8)."""
         return bool(self.state.ended[0])
+
+    @property
+    def is_match(self) -> bool:
+        return self.config.episode == "match"
+
+    @property
+    def truncated(self) -> bool:
+        """Over by a bound rather than by the rules: ``max_cycles`` (R5), or in a match
+        ``max_hands`` (R8; a hand reaching ``max_cycles`` only ends that hand)."""
+        if self.is_match:
+            return int(self.state.match_info[0, engine.MI_STATE]) == engine.MATCH_CAPPED
+        return self.end_reason == "max_cycles"
+
+    @property
+    def terminated(self) -> bool:
+        return self.ended and not self.truncated
+
+    @property
+    def hand_over(self) -> bool:
+        """A hand ended in the last step: in a match, ``last_hand()`` is its result (R8)."""
+        return self.ended if not self.is_match else bool(self.state.match_info[0, engine.MI_HAND_OVER])
+
+    @property
+    def hands_played(self) -> int:
+        """Hands finished in this match (R8)."""
+        return int(self.state.match_info[0, engine.MI_HANDS])
+
+    @property
+    def match_ticks(self) -> int:
+        """Ticks played in this match, over all its hands."""
+        return int(self.state.match_info[0, engine.MI_TICKS])
+
+    @property
+    def totals(self) -> np.ndarray:
+        """Match totals of the finished hands (R8)."""
+        return self.state.match_seats[0, engine.MS_TOTAL]
+
+    def team_scores(self, scores: Sequence[int] | np.ndarray) -> list[int]:
+        """Per team (R8 partners: both partners summed; one player per team without partners)."""
+        return [int(sum(int(scores[s]) for s in team)) for team in self.config.teams]
+
+    def last_hand(self) -> dict[str, Any]:
+        """The hand of the match that ended last: its scores, end reason, callers, ticks, and the
+        totals after it (R7, R8)."""
+        s = self.state
+        return {
+            "hand": int(s.match_info[0, engine.MI_HANDS]),
+            "scores": [int(x) for x in s.match_seats[0, engine.MS_LAST]],
+            "end_reason": engine.END_REASONS[int(s.match_info[0, engine.MI_LAST_REASON])],
+            "callers": [int(p) for p in np.flatnonzero(s.match_seats[0, engine.MS_CALLED])],
+            "ticks": int(s.match_info[0, engine.MI_LAST_TICKS]),
+            "totals": [int(x) for x in s.match_seats[0, engine.MS_TOTAL]],
+        }
+
+    def match_winners(self) -> list[int]:
+        """The seats that won the match (both partners of a team; several if it was capped tied),
+        or the contenders while it runs (R8)."""
+        return [int(p) for p in np.flatnonzero(self.state.match_seats[0, engine.MS_CONTENDER])]
+
+    def match_rank(self) -> list[int]:
+        """Each seat's place in the match, 1 = won (R8): winners first, then by team total, ties
+        share a place."""
+        totals = self.team_scores(self.totals)
+        won = set(self.match_winners())
+        key = [(0 if s in won else 1, -totals[self.config.team_of(s)]) for s in range(self.config.num_players)]
+        return [1 + sum(k < key[s] for k in key) for s in range(self.config.num_players)]
 
     @property
     def end_reason(self) -> str | None:
@@ -122,6 +201,30 @@ class Game:
     @property
     def tick(self) -> int:
         return int(self.state.tick[0])
+
+    @property
+    def turn(self) -> int | None:
+        """The seat on turn under ``turn_based`` (R3: seat 0 first, then in seat order), else None."""
+        return self.tick % self.config.num_players if self.config.turn_based else None
+
+    def in_air(self) -> list[dict[str, Any] | None]:
+        """``move_ticks``: each player's move in the air (its action name, the card it carries, and
+        ``lands_in``: it resolves in the ``lands_in``-th tick from now), or None."""
+        s = self.state
+        out: list[dict[str, Any] | None] = []
+        for p in range(self.config.num_players):
+            if s.air[0, p, AIR_TICKS] == 0:
+                out.append(None)
+                continue
+            card = int(s.air[0, p, AIR_CARD])
+            out.append(
+                {
+                    "action": self.catalogue.names[int(s.air[0, p, AIR_ACTION])],
+                    "card": card_name(card) if card >= 0 else None,
+                    "lands_in": int(s.air[0, p, AIR_TICKS]),
+                }
+            )
+        return out
 
     def callers(self) -> list[int]:
         return [int(p) for p in np.flatnonzero(self.state.called[0])]
@@ -162,7 +265,7 @@ class Game:
             }
             for f in range(int(s.n_found[0]))
         ]
-        return {
+        out = {
             "players": players,
             "foundations": foundations,
             "tick": self.tick,
@@ -171,6 +274,20 @@ class Game:
             "ended": self.ended,
             "end_reason": self.end_reason,
         }
+        if self.config.turn_based:  # R3 timing options, only when on
+            out["turn"] = self.turn
+        if not self.config.is_default_timing:
+            out["in_air"] = self.in_air()
+        if self.config.partners:
+            out["teams"] = [list(t) for t in self.config.teams]
+        if self.is_match:
+            out["match"] = {
+                "totals": [int(x) for x in s.match_seats[0, engine.MS_TOTAL]],
+                "hands_played": int(s.match_info[0, engine.MI_HANDS]),
+                "contenders": self.match_winners(),
+                "state": ("playing", "tie-break", "decided", "capped")[int(s.match_info[0, engine.MI_STATE])],
+            }
+        return out
 
     def get_state(self) -> engine.State:
         """A cheap copy of the whole table, random stream included."""

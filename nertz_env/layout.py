@@ -12,16 +12,29 @@ card to turn, filled once the viewer has turned through the whole stock, flagged
 how many foundation piles of that suit have that rank on top; rank 13 piles are complete),
 ``since_progress`` and ``stall_rotations`` (R5).
 
+The timing section follows only under its options (R3), egocentric like the blocks (entry ``q`` is
+about the player ``q`` seats after the viewer): with ``turn_based``, ``on_turn`` (1 on the seat
+whose turn it is); with ``move_ticks``, per player ``air_ticks`` (the move in the air lands in the
+``air_ticks``-th tick from now, 1 = the next tick; 0 = nothing in the air), ``air_kind`` (its
+action kind: 1 draw, 2 call, 3 foundation, 4 work, 5 under, 6 nertz) and ``air_card`` (the card it
+carries, code + 1; 0 for a draw or a call).
+Then, only when their option is on, the R8 sections (players again egocentric): with ``partners``,
+``partner`` (1 at the partner's offset, always P/2); with ``episode="match"``, each player's match
+total, exact, as ``match.total_sign`` (1 if negative), ``match.total_hundreds`` and
+``match.total_rest`` (total = +-(100 * hundreds + rest)), ``match.contender`` (may still win: after
+a tie, only the tied), then ``match.hands_played`` and ``match.hands_left`` (of ``hands=N``; 0 when
+playing to a target).
+
+The state vector (``env.state()``) has the same blocks in seat order (``seat{p}``), the shared
+table, then each player's hidden cards: ``seat{p}.nertz_order`` (1 = bottom),
+``seat{p}.stock_order`` (1 = next to turn) and ``seat{p}.waste_order`` (1 = top), then the timing
+section in seat order. With R4.8 a Nertz pile may hold the same card code twice (its holder's own
+card and a built one); its ``nertz_order`` then shows the upper of the two.
+
 With ``nertz_builds`` (R4.8) a player's Nertz and work piles may hold cards of other decks. They
 show by their card code in the block of the player who holds them (a work pile still holds each
 rank once, so its order still follows from its ranks); ``foundation`` still marks a card in its
 owner's block. Ownership in layouts is not encoded (``Game.snapshot()`` lists it).
-
-The state vector (``env.state()``) has the same blocks in seat order (``seat{p}``), the shared
-table, then each player's hidden cards: ``seat{p}.nertz_order`` (1 = bottom),
-``seat{p}.stock_order`` (1 = next to turn) and ``seat{p}.waste_order`` (1 = top). With R4.8 a
-Nertz pile may hold the same card code twice (its holder's own card and a built one); its
-``nertz_order`` then shows the upper of the two.
 """
 
 from __future__ import annotations
@@ -49,6 +62,8 @@ class ObservationLayout:
             high.append(np.full(size, top))
             o += size
         o = self._shared(o, p, self.slices, high)
+        o = self._timing(o, config, self.slices, high)
+        o = self._r8(o, config, self.slices, high)
         self.size = o
         self.high = np.concatenate(high).astype(np.int8)
 
@@ -62,6 +77,8 @@ class ObservationLayout:
                 self.state_slices[f"seat{q}.{name}"] = slice(o, o + 52)
                 shigh.append(np.full(52, 52))
                 o += 52
+        o = self._timing(o, config, self.state_slices, shigh)
+        o = self._r8(o, config, self.state_slices, shigh)
         self.state_size = o
         self.state_high = np.concatenate(shigh).astype(np.int8)
 
@@ -84,9 +101,43 @@ class ObservationLayout:
             o += size
         return o
 
+    @staticmethod
+    def _timing(o, config, slices, high):
+        p = config.num_players
+        parts = [("on_turn", 1)] if config.turn_based else []
+        if not config.is_default_timing:
+            parts += [("air_ticks", 63), ("air_kind", 6), ("air_card", 52)]
+        for name, top in parts:
+            slices[name] = slice(o, o + p)
+            high.append(np.full(p, top))
+            o += p
+        return o
+
+    @staticmethod
+    def _r8(o, config, slices, high):
+        """The partners and match sections (``engine.match.write_tails``), when their option is on."""
+        p = config.num_players
+        parts = [("partner", p, 1)] if config.partners else []
+        if config.episode == "match":
+            parts += [("match.total_sign", p, 1), ("match.total_hundreds", p, 127), ("match.total_rest", p, 99)]
+            parts += [("match.contender", p, 1), ("match.hands_played", 1, 127), ("match.hands_left", 1, 127)]
+        for name, size, top in parts:
+            slices[name] = slice(o, o + size)
+            high.append(np.full(size, top))
+            o += size
+        return o
+
+    def match_totals(self, vector: np.ndarray) -> np.ndarray:
+        """The match totals (R8) of an observation (egocentric) or state vector (seat order), exact."""
+        sign = np.where(self.view(vector, "match.total_sign") > 0, -1, 1)
+        return sign * (100 * self.view(vector, "match.total_hundreds").astype(np.int64) + self.view(
+            vector, "match.total_rest"))
+
     def view(self, vector: np.ndarray, name: str) -> np.ndarray:
-        """The named part of an observation (or, for ``seat*`` names, of a state vector)."""
-        table = self.slices if name in self.slices else self.state_slices
+        """The named part of an observation (or, for ``seat*`` names and any vector of the state's
+        size, of a state vector)."""
+        is_state = np.shape(vector)[-1] == self.state_size and name in self.state_slices
+        table = self.state_slices if is_state or name not in self.slices else self.slices
         if name not in table:
             raise KeyError(f"unknown slice {name!r}; known: {', '.join(list(self.slices)[:6])}, ...")
         return vector[..., table[name]]

@@ -4,7 +4,7 @@ pile onto shared foundations. The rules are RULES.md (R1 to R10).
 | Import             | `from nertz_env import nertz_v0`                                 |
 |--------------------|------------------------------------------------------------------|
 | Actions            | Discrete, one fixed catalogue per config (181 for 4 work piles)   |
-| Parallel API       | Yes (native); AEC through `nertz_v0.env()`                        |
+| Parallel API       | Yes (native); AEC through `nertz_v0.env()` (turn-based: see below) |
 | Agents             | `agents = ['player_0', ..., 'player_{n-1}']`, 2 to 8             |
 | Action shape       | (1,)                                                             |
 | Action values      | 0 .. num_actions - 1                                             |
@@ -40,15 +40,45 @@ rewards sum to its final score minus the score at the deal), `"sparse"` (the R7 
 `"relative"` (dense minus the mean of the opponents'). `illegal_action_penalty` is subtracted when
 an illegal action was played as WAIT.
 
+## Timing options (R3)
+`turn_based=True`: players act one at a time in seat order, seat 0 first (seat `tick % P` is on
+turn); off turn only WAIT is legal (the mask shows WAIT alone; anything else is illegal, played
+as WAIT, or raises under `strict`). The parallel API still takes every agent's action each tick
+(off-turn agents pass WAIT); `nertz_v0.env(turn_based=True)` is the true turn-based AEC env of
+`nertz_env.turn_based`, whose `agent_selection` is the player on turn. `move_ticks={"foundation":
+3, ...}`: a move of `d` ticks is judged when it is made, is in the air for `d - 1` more ticks (its
+player may only WAIT) and resolves, racing by R6, in the last of them; its reward comes then.
+The observation gains a timing section (`on_turn`, `air_ticks`, `air_kind`, `air_card`) only
+under these options.
+With `partners=True` (R8: teams of two seated opposite, seats `p` and `p + P/2`) every player is
+paid their team's figure: dense and sparse follow the team score (both partners' summed), relative
+is the team's change minus the mean of the other teams'. With `episode="match"` the rewards follow
+the match: dense is the change of the totals plus the running score of the hand in play (so a
+match's rewards sum to its final total minus the score at the first deal, as a hand's do), sparse
+pays the final totals when the match ends, relative is dense minus the opponents' mean.
+
 ## Starting State and Episode End
 Each player deals from their own shuffled deck (R2), or from R10 fixed decks passed as
 `reset(options={"decks": [...]})`. The hand ends at the end of the tick in which someone calls
 (terminated, `end_reason="call"`), when the stall rule gives up (terminated, `"stall"`, R5), or
 after `max_cycles` ticks (truncated, `"max_cycles"`). All agents end together.
 
+With `episode="match"` (R8) an episode is a whole match: hands are played until a total reaches
+`target_score` (or `hands=N` are played); the highest total wins, a tie goes to the higher score in
+the last hand, and if still tied another hand is played (everyone plays it, only the tied can win).
+The step in which a hand ends returns the next hand's first observation (dealt from the env's own
+seeded stream) with the finished hand in the infos (`hand_over`, `hand_scores`, `totals`, ...).
+The decided match terminates; a match still undecided after `max_hands` hands is truncated.
+`max_cycles` still bounds each hand (such a hand just ends). The observation gains the `match.*`
+section (exact totals), and with partners a `partner` section.
+
+Presets: `parallel_env(preset="snerts", **overrides)` starts from a named rule set of
+`nertz_env.config.PRESETS` (`standard`, `snerts`, `nerds`, `pounce`, `racing_demon`, `family`).
+
 ## Arguments
 `num_players`, every rule option of `nertz_env.NertzConfig` (or `config=NertzConfig(...)`),
-`render_mode` (`"ansi"`, `"human"` or `"rgb_array"`), `record` (keep a `Recording` of each
+`preset` (a rule set the other options override), `render_mode` (`"ansi"`, `"human"` or
+`"rgb_array"`), `record` (keep a `Recording` of each
 hand in `env.unwrapped.recording`, for `nertz_env.replay.save_replay`), `strict` (raise on an
 illegal action instead of playing WAIT), `illegal_action_penalty`.
 
@@ -74,11 +104,13 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
+from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from nertz_env.config import NertzConfig
 from nertz_env.game import Game
 from nertz_env.render import render_rgb, render_text
 from nertz_env.replay import Recording, start_recording
+from nertz_env.turn_based import NertzTurnBasedEnv
 
 __all__ = ["NertzParallelEnv", "env", "parallel_env", "raw_env"]
 
@@ -170,7 +202,7 @@ class NertzParallelEnv(ParallelEnv):
         if self.record:
             self.recording = start_recording(self.game)
         obs = self._observations()
-        infos = {a: {"score": int(self.game.scores[i])} for i, a in enumerate(self.agents)}
+        infos = {a: self._r8_info(i, {"score": int(self.game.scores[i])}) for i, a in enumerate(self.agents)}
         if self.render_mode == "human":
             self.render()
         return obs, infos
@@ -210,26 +242,66 @@ class NertzParallelEnv(ParallelEnv):
             if illegal:
                 r -= self.illegal_action_penalty
             rewards[agent] = r
-            infos[agent] = {
+            info = {
                 "score": int(st.score[0, i]),
                 "collision": bool(st.collision[0, i]),
                 "won_race": bool(st.won_race[0, i]),
                 "illegal_action": illegal,
             }
+            infos[agent] = self._r8_info(i, info)
         reason = g.end_reason
-        terminated = reason in ("call", "stall")
-        truncated = reason == "max_cycles"
-        terminations = dict.fromkeys(self.agents, terminated)
-        truncations = dict.fromkeys(self.agents, truncated)
+        terminations = dict.fromkeys(self.agents, g.terminated)
+        truncations = dict.fromkeys(self.agents, g.truncated)
+        if g.is_match and g.hand_over:  # R8: the hand that ended inside the match
+            self._hand_over_info(infos)
         if reason is not None:
-            final = {a: int(st.score[0, i]) for i, a in enumerate(self.agents)}
+            final_scores = g.totals if g.is_match else st.score[0]
+            final = {a: int(final_scores[i]) for i, a in enumerate(self.agents)}
             callers = [self.possible_agents[p] for p in g.callers()]
+            extra: dict[str, Any] = {}
+            if self.config.partners:
+                extra["final_team_scores"] = g.team_scores(final_scores)
+            if g.is_match:
+                rank = g.match_rank()
+                extra["match_winners"] = [self.possible_agents[p] for p in g.match_winners()]
+                extra["match_rank"] = {a: rank[i] for i, a in enumerate(self.agents)}
+                extra["hands"] = g.hands_played
             for agent in self.agents:
-                infos[agent].update(final_scores=final, callers=callers, end_reason=reason)
+                infos[agent].update(final_scores=final, callers=callers, end_reason=reason, **extra)
             self.agents = []
         if self.render_mode == "human":
             self.render()
         return obs, rewards, terminations, truncations, infos
+
+    def _r8_info(self, seat: int, info: dict[str, Any]) -> dict[str, Any]:
+        """Partners' team and team score, and the match's running figures (R8)."""
+        g = self.game
+        if self.config.partners:
+            team = self.config.team_of(seat)
+            info["team"] = team
+            info["team_score"] = g.team_scores(g.scores)[team]
+        if g.is_match:
+            info["total"] = int(g.totals[seat])
+            info["hands_played"] = g.hands_played
+            info["hand_over"] = False
+        return info
+
+    def _hand_over_info(self, infos: dict[str, dict[str, Any]]) -> None:
+        g, names = self.game, self.possible_agents
+        last = g.last_hand()
+        extra: dict[str, Any] = {
+            "hand_over": True,
+            "hand_scores": {names[p]: s for p, s in enumerate(last["scores"])},
+            "hand_end_reason": last["end_reason"],
+            "hand_callers": [names[p] for p in last["callers"]],
+            "hand_ticks": last["ticks"],
+            "totals": {names[p]: t for p, t in enumerate(last["totals"])},
+        }
+        if self.config.partners:
+            extra["hand_team_scores"] = g.team_scores(last["scores"])
+            extra["team_totals"] = g.team_scores(last["totals"])
+        for agent in infos:
+            infos[agent].update(extra)
 
     def _observations(self) -> dict[str, dict[str, np.ndarray]]:
         obs, masks = self.game.obs.copy(), self.game.masks.copy()
@@ -288,10 +360,18 @@ def parallel_env(**kwargs: Any) -> NertzParallelEnv:
 
 
 def raw_env(**kwargs: Any):
-    """The AEC form without the order-enforcing wrapper."""
-    return parallel_to_aec_wrapper(NertzParallelEnv(**kwargs))
+    """The AEC form without the order-enforcing wrapper (turn-based with ``turn_based=True``)."""
+    parallel = NertzParallelEnv(**kwargs)
+    if parallel.config.turn_based:
+        return NertzTurnBasedEnv(parallel)
+    return parallel_to_aec_wrapper(parallel)
 
 
 def env(**kwargs: Any):
-    """The AEC form: agents act one after another, and the tick resolves when the last has acted."""
-    return parallel_to_aec(NertzParallelEnv(**kwargs))
+    """The AEC form. In simultaneous play agents act one after another and the tick resolves when
+    the last has acted; with ``turn_based=True`` it is the true turn-based env
+    (``nertz_env.turn_based``): ``agent_selection`` is the player on turn and each step is a tick."""
+    parallel = NertzParallelEnv(**kwargs)
+    if parallel.config.turn_based:
+        return OrderEnforcingWrapper(NertzTurnBasedEnv(parallel))
+    return parallel_to_aec(parallel)

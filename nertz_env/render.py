@@ -23,31 +23,68 @@ def _owned(text: str, owner: int | None) -> str:
     return text if owner is None else f"{text}({owner})"
 
 
+def _timing(snapshot: dict[str, Any], p: int) -> str:
+    """R3 timing options: whether seat ``p`` is on turn, and its move in the air."""
+    out = "  (on turn)" if snapshot.get("turn") == p else ""
+    move = snapshot.get("in_air", [None] * (p + 1))[p]
+    if move is not None:
+        card = f" {move['card']}" if move["card"] else ""
+        out += f"  in the air: {move['action']}{card}, lands in {move['lands_in']}"
+    return out
+
+
 def render_text(snapshot: dict[str, Any], color: bool = False, names: list[str] | None = None) -> str:
     """A readable table: foundations, then each player's Nertz top and count, work piles, waste
-    top and stock and waste sizes; red suits in red when ``color``. A card in a player's Nertz or
-    work pile that another player owns (R4.8 builds) carries its owner, as foundation cards do:
-    ``5H(2)``."""
+    top and stock and waste sizes (and, under the timing options, who is on turn and what is in
+    the air); red suits in red when ``color``. A card in a player's Nertz or work pile that another
+    player owns (R4.8 builds) carries its owner, as foundation cards do: ``5H(2)``."""
     lines = [f"tick {snapshot['tick']}" + (f"  ended: {snapshot['end_reason']}" if snapshot["ended"] else "")]
     tops = []
     for f in snapshot["foundations"]:
         owner, top = f["cards"][-1]
         tops.append(_card(top, color) + ("*" if f["complete"] else "") + f"({owner})")
     lines.append("foundations: " + (" ".join(tops) if tops else "--"))
+    lines += _r8_lines(snapshot, names)
     for p, pl in enumerate(snapshot["players"]):
         who = names[p] if names else f"player_{p}"
         called = " CALLED" if p in snapshot["callers"] else ""
+        if "teams" in snapshot:
+            called = f" [team {_team_of(snapshot, p)}]" + called
         nertz_owner, work_owner = _foreign(pl, p)
         nertz = _owned(_card(pl["nertz"][-1], color), nertz_owner[-1]) if pl["nertz"] else "--"
         waste = _card(pl["waste"][-1], color) if pl["waste"] else "--"
         lines.append(
             f"{who}: score {snapshot['scores'][p]:+d}{called} | nertz {nertz} ({len(pl['nertz'])}) | "
-            f"waste {waste} ({len(pl['waste'])}) | stock ({len(pl['stock'])})"
+            f"waste {waste} ({len(pl['waste'])}) | stock ({len(pl['stock'])})" + _timing(snapshot, p)
         )
         for j, pile in enumerate(pl["work"]):
             cards = [_owned(_card(c, color), o) for c, o in zip(pile, work_owner[j])]
             lines.append(f"    work{j}: {' '.join(cards) if cards else '--'}")
     return "\n".join(lines)
+
+
+def _team_of(snapshot: dict[str, Any], p: int) -> int:
+    return next(t for t, members in enumerate(snapshot["teams"]) if p in members)
+
+
+def _r8_lines(snapshot: dict[str, Any], names: list[str] | None) -> list[str]:
+    """Teams of partners with their scores, and the match totals (R8), when those options are on."""
+    who = lambda p: names[p] if names else f"player_{p}"  # noqa: E731
+    lines = []
+    if "teams" in snapshot:
+        parts = []
+        for t, members in enumerate(snapshot["teams"]):
+            score = sum(snapshot["scores"][p] for p in members)
+            total = f", total {sum(snapshot['match']['totals'][p] for p in members)}" if "match" in snapshot else ""
+            parts.append(f"team {t} ({' + '.join(who(p) for p in members)}): {score:+d}{total}")
+        lines.append("teams: " + "; ".join(parts))
+    if "match" in snapshot:
+        m = snapshot["match"]
+        totals = ", ".join(f"{who(p)} {t}" for p, t in enumerate(m["totals"]))
+        leaders = ", ".join(who(p) for p in m["contenders"])
+        state = "" if m["state"] == "playing" else f" ({m['state']}: {leaders})"
+        lines.append(f"match after {m['hands_played']} hand(s): totals {totals}{state}")
+    return lines
 
 
 # -- pictures (optional: Pillow, imported only here) ---------------------------------------------
@@ -93,6 +130,7 @@ def render_rgb(snapshot: dict[str, Any], events: dict[str, list[bool]] | None = 
     height = 8 + row_h * len(players) + found_h + 8
     img = image.new("RGB", (width, height), (22, 96, 52))
     draw = image_draw.Draw(img)
+    r8 = _r8_lines(snapshot, names)
 
     def card(x, y, name, owner=None):
         draw.rounded_rectangle((x, y, x + _CARD_W, y + _CARD_H), 5, fill=(250, 250, 245), outline=(40, 40, 40))
@@ -118,7 +156,12 @@ def render_rgb(snapshot: dict[str, Any], events: dict[str, list[bool]] | None = 
         if events is not None and events.get("collision", [False] * len(players))[p]:
             mark = "  lost a race (X)"
         called = "  NERTZ!" if p in snapshot["callers"] else ""
-        draw.text((16, y), f"{who}  score {snapshot['scores'][p]:+d}{called}{mark}", fill=(255, 255, 255), font=small)
+        if "teams" in snapshot:
+            called = f"  team {_team_of(snapshot, p)}" + called
+        if "match" in snapshot:
+            called = f"  total {snapshot['match']['totals'][p]}" + called
+        head = f"{who}  score {snapshot['scores'][p]:+d}{called}{mark}{_timing(snapshot, p)}"
+        draw.text((16, y), head, fill=(255, 255, 255), font=small)
         y += 16
         x = 16
         nertz_owner, work_owner = _foreign(pl, p)  # R4.8: foreign cards show their owner
@@ -147,7 +190,7 @@ def render_rgb(snapshot: dict[str, Any], events: dict[str, list[bool]] | None = 
     for p in range(top):
         player_row(p, y)
         y += row_h
-    draw.text((16, y + 4), "foundations", fill=(255, 255, 255), font=small)
+    draw.text((16, y + 4), "   ".join(["foundations"] + r8), fill=(255, 255, 255), font=small)
     fx, fy = 16, y + 22
     for i, f in enumerate(snapshot["foundations"]):
         owner, name = f["cards"][-1]

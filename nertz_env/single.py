@@ -97,9 +97,13 @@ class NertzSingleAgentEnv(gymnasium.Env):
             "illegal_action": illegal,
             "seat": self.seat,
         }
+        if g.is_match:  # R8: the episode is the match
+            info["total"] = int(g.totals[self.seat])
+            info["hand_over"] = g.hand_over
         if reason is not None:
-            info.update(final_scores=[int(x) for x in st.score[0]], end_reason=reason, callers=g.callers())
-        return g.obs[self.seat].copy(), reward, reason in ("call", "stall"), reason == "max_cycles", info
+            final = g.totals if g.is_match else st.score[0]
+            info.update(final_scores=[int(x) for x in final], end_reason=reason, callers=g.callers())
+        return g.obs[self.seat].copy(), reward, g.terminated, g.truncated, info
 
     def render(self):
         if self.render_mode == "ansi":

@@ -12,6 +12,11 @@ rewards            float32 ``[num_envs, num_players]``, per the ``reward`` optio
 Episode end (R5): a call or a stall *terminates* the hand, ``max_cycles`` *truncates* it; both are
 reported per game and seat, ``[num_envs, num_players]`` bool.
 
+Timing options (R3): under ``turn_based`` every seat still sends an action each tick and the seats
+off turn send WAIT (their masks allow nothing else); under ``move_ticks`` a seat whose move is in
+the air sends WAIT until it lands. The observations then end with the timing section
+(``env.layout.slices["on_turn"]``, ``["air_ticks"]``, ...).
+
 Same-step reset: a hand that ends is dealt again at once from that game's own random stream, so
 the observations and masks ``step`` returns for it are the first of the new hand, and its reward
 is the last reward of the old one. What the finished hand left is in ``infos``:
@@ -25,6 +30,18 @@ is the last reward of the old one. What the finished hand left is in ``infos``:
 - ``infos["illegal"]``: bool ``[num_envs, P]``, the action was illegal and was played as WAIT (with
   ``illegal_action_penalty`` subtracted from its reward); ``infos["collision"]``: lost a
   foundation race (R6).
+
+Partners and matches (R8): ``infos["episode"]["team_scores"]`` int32 ``[num_envs, T]`` gives the
+final score per team (partners summed; ``T = P`` without partners), and rewards follow the team
+(see ``nertz_v0``). With ``episode="match"`` an episode is a whole match: the reset happens at the
+end of the match, not of a hand. A hand that ends inside it is dealt again at once (the
+observations returned are the new hand's) and reported in ``infos["hand"]``: ``"done"`` bool
+``[num_envs]``, and for those rows ``"scores"``, ``"length"``, ``"end_reason"``, ``"callers"`` and
+``"totals"`` (the match totals after that hand). The hand that ends the match is reported there
+too. ``infos["episode"]`` then describes the match: ``"scores"`` are the final totals, ``"length"``
+its ticks over all hands, ``"end_reason"`` and ``"callers"`` its last hand's, ``"hands"`` int32
+``[num_envs]`` and ``"winners"`` bool ``[num_envs, P]``. A decided match terminates, one stopped
+at ``max_hands`` is truncated.
 
 Every array returned (observations, masks, rewards, flags and all of ``infos``) is preallocated
 and written in place by the next ``step`` or ``reset``: copy what you keep.
@@ -133,7 +150,8 @@ class NertzVectorEnv:
         seed: the seed of the first ``reset`` when it is given none.
         num_threads: threads for stepping (``None``: numba's maximum); results do not depend on it.
         illegal_action_penalty: subtracted from the reward of an illegal action (played as WAIT).
-        **rules: the ``NertzConfig`` options (R2 to R7), ``reward`` included.
+        **rules: the ``NertzConfig`` options (R2 to R8), ``reward`` included, and ``preset`` (a rule
+            set of ``nertz_env.config.PRESETS`` that the other options override).
     """
 
     def __init__(
@@ -163,7 +181,9 @@ class NertzVectorEnv:
         self.single_action_space = spaces.Discrete(self.num_actions)
 
         self.state = engine.new_state(self.num_envs, self.num_players, self.config.work_piles)
-        self.buffers = batch.new_buffers(self.num_envs, self.num_players, self.obs_dim, self.num_actions)
+        self.buffers = batch.new_buffers(
+            self.num_envs, self.num_players, self.obs_dim, self.num_actions, self.config.num_teams
+        )
         # Writable copies: the kernels' argument types then survive pickling (one compiled kernel).
         self._cfg = self.config.packed.copy()
         self._table = self.catalogue.table.copy()
@@ -182,11 +202,22 @@ class NertzVectorEnv:
                 "length": out.final_length,
                 "end_reason": out.final_reason,
                 "callers": out.final_callers,
+                "team_scores": out.final_team_score,
             },
             "final_observation": out.final_obs,
             "illegal": out.illegal,
             "collision": out.collision,
         }
+        if self.config.episode == "match":
+            self.infos["episode"].update(hands=out.final_hands, winners=out.final_winners)
+            self.infos["hand"] = {
+                "done": out.hand_done,
+                "scores": out.hand_score,
+                "length": out.hand_length,
+                "end_reason": out.hand_reason,
+                "callers": out.hand_callers,
+                "totals": out.hand_totals,
+            }
 
     # -- the loop --------------------------------------------------------------------------
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -249,6 +280,11 @@ class NertzVectorEnv:
     def scores(self) -> np.ndarray:
         """The running R7 score of every seat of the hands in play (a live view)."""
         return self.state.score
+
+    @property
+    def totals(self) -> np.ndarray:
+        """The match totals of every seat (R8, ``episode="match"``; a live view)."""
+        return self.state.match_seats[:, engine.MS_TOTAL]
 
     @property
     def ticks(self) -> np.ndarray:

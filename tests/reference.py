@@ -31,11 +31,25 @@ Readings of RULES.md made here (each is tested against the engine):
   (any ``nertz>...`` action) takes no build; every build onto it fails as a collision. Otherwise
   of several builds onto one pile the first in race order wins (seat order for
   ``collision="seat"``), the others fail as collisions. A successful build is progress (R5).
+* R3 ``turn_based``: seat ``tick % P`` is on turn (seat 0 first); everyone else may only WAIT.
+* R3 ``move_ticks``: a move of ``d`` ticks is judged on the table it is made on, then waits in the
+  air (its player may only WAIT) and resolves in the ``d``-th tick counted from the one it was made
+  in, judged again on that tick's table: it must still be legal (R4) and carry the same card, or
+  it fails and counts as a lost race (R6). When the hand ends every move still in the air
+  resolves at the end of the final tick, on the table that tick left (R5 "cards in the air
+  complete their move"). The stall rule (R5) does not fire while a move other than a DRAW or a
+  work-to-work move is in the air, and "a whole stock cycle" is counted in the ticks a DRAW
+  takes, rounded up to whole rounds of P ticks under ``turn_based``.
+* R8: with partners a match is between teams (team figures are both partners' summed); the tied
+  players' "another hand" is played by everyone, only the tied can win, and after it the rule is
+  applied again among them whether or not the target is still reached; ``hands=N`` ties go on the
+  same way; ``max_hands`` stops an undecided match with its leaders by the same rule.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Sequence
 
 RANK_LETTERS = "A23456789TJQK"
@@ -94,14 +108,26 @@ def all_action_names(config) -> list[str]:
     return names
 
 
+def waits_only(snapshot: dict, player: int, config) -> bool:
+    """R3 timing options: off turn under ``turn_based``, or a move in the air (``move_ticks``)."""
+    if config.turn_based and snapshot["tick"] % config.num_players != player:
+        return True
+    return snapshot.get("in_air", [None] * config.num_players)[player] is not None
+
+
 def legal_action_names(snapshot: dict, player: int, config) -> set[str]:
     """The names of every legal action of ``player`` on ``snapshot``, following R4 word by word.
 
-    R5: once the hand has ended, only WAIT is left.
+    R5: once the hand has ended, only WAIT is left; R3: off turn or in the air, only WAIT.
     """
+    if snapshot["ended"] or waits_only(snapshot, player, config):
+        return {"wait"}
+    return r4_names(snapshot, player, config)
+
+
+def r4_names(snapshot: dict, player: int, config) -> set[str]:
+    """The moves R4 allows ``player`` on ``snapshot``, whatever the timing options say."""
     legal = {"wait"}  # R4.7
-    if snapshot["ended"]:
-        return legal
     me = snapshot["players"][player]
     foundations = snapshot["foundations"]
     work = me["work"]
@@ -212,13 +238,99 @@ def apply_tick(
     advanced. Returns the new table, the players who lost a race (R6), and whether anyone made
     progress in the R5 sense.
     """
+    n = len(snapshot["players"])
+    for p, name in enumerate(actions):
+        if name not in legal_action_names(snapshot, p, config):
+            raise ValueError(f"player {p}: {name!r} is not legal")
+    if "in_air" not in snapshot:
+        out, lost, progress = resolve_moves(snapshot, actions, config, priority)
+        if config.turn_based:
+            out["turn"] = out["tick"] % n
+        return out, lost, progress
+    # R3 move_ticks: moves that land now resolve with the one-tick moves; slower ones take off.
+    in_air = list(snapshot["in_air"])
+    moves, failed = ["wait"] * n, set()
+    for p, name in enumerate(actions):
+        move = in_air[p]
+        ticks = move_ticks(name, config)
+        if move is None and ticks > 1:
+            in_air[p] = {"action": name, "card": moving_card(snapshot, p, name), "lands_in": ticks - 1}
+        elif move is None:
+            moves[p] = name
+        elif move["lands_in"] > 1:
+            in_air[p] = {**move, "lands_in": move["lands_in"] - 1}
+        else:
+            in_air[p] = None
+            if lands(snapshot, p, move, config):
+                moves[p] = move["action"]
+            else:
+                failed.add(p)
+    out, lost, progress = resolve_moves(snapshot, moves, config, priority)
+    out["in_air"] = in_air
+    if config.turn_based:
+        out["turn"] = out["tick"] % n
+    return out, lost | failed, progress
+
+
+def move_ticks(name: str, config) -> int:
+    """R3 ``move_ticks``: the ticks the move ``name`` takes (WAIT: one)."""
+    if name == "wait":
+        return 1
+    if name in ("draw", "call"):
+        return config.ticks_of(name)
+    dst = name.split(">")[1]
+    kind = next(k for k in ("foundation", "work", "under", "nertz") if dst.startswith(k))
+    return config.ticks_of(kind)
+
+
+def moving_card(snapshot: dict, player: int, name: str) -> str | None:
+    """The card a move carries (the first of a block), None for DRAW and CALL."""
+    if ">" not in name:
+        return None
+    me = snapshot["players"][player]
+    src, dst = name.split(">")
+    if src in ("nertz", "waste"):
+        return me[src][-1]
+    count = int(dst.split(":")[1]) if ":" in dst else 1
+    return me["work"][int(src[4:])][-count]
+
+
+def lands(snapshot: dict, player: int, move: dict, config) -> bool:
+    """A move in the air may land on ``snapshot``: R4 still allows it and it carries its card."""
+    name = move["action"]
+    return name in r4_names(snapshot, player, config) and moving_card(snapshot, player, name) == move["card"]
+
+
+def land_all(snapshot: dict, config, priority: Sequence[int] | None = None) -> tuple[dict, set[int]]:
+    """R5 "cards in the air complete their move": at the end of the hand every move in the air
+    lands on the table the final tick left, racing one another (R6)."""
+    n = len(snapshot["players"])
+    moves, failed = ["wait"] * n, set()
+    for p, move in enumerate(snapshot["in_air"]):
+        if move is not None and lands(snapshot, p, move, config):
+            moves[p] = move["action"]
+        elif move is not None:
+            failed.add(p)
+    out, lost, _ = resolve_moves({**snapshot, "ended": False}, moves, config, priority)
+    out["tick"] = snapshot["tick"]
+    out["in_air"] = [None] * n
+    if not out["ended"]:
+        out["ended"], out["end_reason"] = True, snapshot["end_reason"]
+    return out, lost | failed
+
+
+def resolve_moves(
+    snapshot: dict,
+    actions: Sequence[str],
+    config,
+    priority: Sequence[int] | None = None,
+) -> tuple[dict, set[int], bool]:
+    """The moves of one tick resolve together (R3, R4, R5 calls, R6, R7); ``actions`` are legal
+    by R4 on ``snapshot`` (the timing options already applied)."""
     before = snapshot
     out = copy.deepcopy(snapshot)
     n = len(out["players"])
     order = list(range(n)) if priority is None else list(priority)
-    for p, name in enumerate(actions):
-        if name not in legal_action_names(before, p, config):
-            raise ValueError(f"player {p}: {name!r} is not legal")
 
     def card_at(p: int, source: str) -> str:
         me = before["players"][p]
@@ -335,7 +447,19 @@ def stall_limit(snapshot: dict, config) -> int:
     if config.stall_ticks != "auto":
         return config.stall_ticks
     most = max(len(me["stock"]) + len(me["waste"]) for me in snapshot["players"])
-    return -(-most // config.stock_draw) + 1
+    period = config.ticks_of("draw")  # R3 move_ticks: the ticks between one DRAW and the next
+    if config.turn_based:  # a player draws on their turn only, once a round of P ticks
+        p = config.num_players
+        period = -(-period // p) * p
+    return (-(-most // config.stock_draw) + 1) * period
+
+
+def progress_in_air(snapshot: dict) -> bool:
+    """A move in the air that may be progress when it lands, or a call (not DRAW, not work to work)."""
+    for move in snapshot.get("in_air", []):
+        if move is not None and move["action"] != "draw" and not re.fullmatch(r"work\d>work\d:\d+", move["action"]):
+            return True
+    return False
 
 
 def next_table(
@@ -352,18 +476,64 @@ def next_table(
     """
     out, lost, progress = apply_tick(snapshot, actions, config, priority)
     since, rotations = clock
-    if out["ended"]:
-        return out, lost, clock
-    if progress:
+    if out["ended"]:  # a call: the clock stands
+        pass
+    elif progress:
         since, rotations = 0, 0
     else:
         since += 1
-        if since >= stall_limit(out, config):
+        if since >= stall_limit(out, config) and not progress_in_air(out):
             if rotations >= config.stall_rotations:
                 out["ended"], out["end_reason"] = True, "stall"
-                return out, lost, (since, rotations)
-            out = stall_rotate(out)
-            since, rotations = 0, rotations + 1
-    if out["tick"] >= config.max_cycles:
+            else:
+                out = stall_rotate(out)
+                since, rotations = 0, rotations + 1
+    if not out["ended"] and out["tick"] >= config.max_cycles:
         out["ended"], out["end_reason"] = True, "max_cycles"
+    if out["ended"] and any(move is not None for move in out.get("in_air", [])):
+        out, landed_lost = land_all(out, config, priority)
+        lost |= landed_lost
     return out, lost, (since, rotations)
+
+
+# --- R8: partners and matches --------------------------------------------------------------
+
+
+def team_figures(values: Sequence[int], config) -> list[int]:
+    """R8 partners: each team's figure is the sum of both partners' (seats p and p + P/2)."""
+    n = config.num_players
+    if not config.partners:
+        return list(values)
+    return [values[p] + values[p + n // 2] for p in range(n // 2)]
+
+
+def match_after_hand(match: dict, scores: Sequence[int], config) -> dict:
+    """The match record (``Game.snapshot()["match"]``) after a hand scoring ``scores`` (R8):
+    hands go on until a team's total reaches ``target_score`` (or ``hands`` are played); the
+    highest total wins; a tie goes to the higher last-hand score; still tied, another hand, after
+    which the rule is applied again among the tied; ``max_hands`` stops the match ("capped")."""
+    totals = [t + s for t, s in zip(match["totals"], scores)]
+    hands = match["hands_played"] + 1
+    n = config.num_players
+    team = (lambda p: p % (n // 2)) if config.partners else (lambda p: p)
+    team_total, team_last = team_figures(totals, config), team_figures(list(scores), config)
+    contenders = sorted({team(p) for p in match["contenders"]})
+    state = match["state"]
+    fixed = config.hands is not None and hands >= config.hands
+    due = state == "tie-break" or fixed or (config.hands is None and max(team_total) >= config.target_score)
+
+    def rule(candidates):
+        top = max(team_total[t] for t in candidates)
+        tied = [t for t in candidates if team_total[t] == top]
+        best = max(team_last[t] for t in tied)
+        return [t for t in tied if team_last[t] == best]
+
+    if due:
+        contenders = rule(contenders)
+        state = "decided" if len(contenders) == 1 else "tie-break"
+    if state != "decided" and hands >= config.max_hands:
+        if not due:
+            contenders = rule(contenders)
+        state = "capped"
+    seats = [p for p in range(n) if team(p) in contenders]
+    return {"totals": totals, "hands_played": hands, "contenders": seats, "state": state}

@@ -91,6 +91,7 @@ def test_matches_follow_r8():
         assert max(totals) >= 30 or m["capped"]
         winner_seat = m["seats"].index(m["winners"][0])
         assert totals[winner_seat] == max(totals)
+        assert len(m["hand_scores"]) == m["hands"] and np.sum(m["hand_scores"], axis=0).tolist() == totals
     assert math.isclose(sum(r["match_win_share"] for r in rep["summary"]), 1.0)
     # The deals of a match are the same in both rotations, and a hand replays with Game.
     first = [h for h in rep["hands"] if h["key"][0] == 0]

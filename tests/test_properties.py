@@ -1,7 +1,8 @@
 """Properties over random configs and random legal play (hypothesis), checked tick by tick against
 the plain-Python reference of ``tests/reference.py``: R1 card conservation, R4 legal moves, the
-whole tick (R3 to R7), determinism, and valid foundations (R4.2). Half the configs play with
-``nertz_builds`` (R4.8): conservation then counts every card by its owner, wherever it lies."""
+whole tick (R3 to R7, the R3 timing options ``turn_based`` and ``move_ticks`` included),
+determinism, and valid foundations (R4.2). Half the configs play with ``nertz_builds`` (R4.8):
+conservation then counts every card by its owner, wherever it lies."""
 
 from __future__ import annotations
 
@@ -11,13 +12,16 @@ import numpy as np
 import pytest
 import reference
 from conftest import FULL_DECK, cards_of, legal_names
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from nertz_env.config import NertzConfig
 from nertz_env.game import Game
 
 TICKS = 200  # a cap on each hypothesis hand, so the file stays fast
+# R3 move_ticks: mostly the standard one tick, else quick draws and slow foundations and the like.
+MOVE_TICKS = [None, None, None, 2, {"foundation": 3}, {"draw": 2, "foundation": 2, "work": 3},
+              {"call": 3, "under": 2, "nertz": 4, "foundation": 4}]  # fmt: skip
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -29,7 +33,14 @@ def configs(draw, nertz_builds: bool | None = None) -> NertzConfig:
     speed = None
     if collision == "random" and draw(st.booleans()):
         speed = tuple(draw(st.lists(st.floats(0.1, 10.0), min_size=players, max_size=players)))
+    r8: dict = {}
+    if players in (4, 6, 8) and draw(st.booleans()):
+        r8["partners"] = True
+    if draw(st.booleans()):  # R8 matches, short enough that several hands fit in TICKS
+        r8.update(episode="match", target_score=draw(st.integers(1, 60)), max_hands=draw(st.integers(1, 6)))
+        r8["hands"] = draw(st.one_of(st.none(), st.integers(1, r8["max_hands"])))
     return NertzConfig(
+        **r8,
         num_players=players,
         work_piles=work,
         nertz_pile_size=draw(st.sampled_from([13, 1, 2, 5, 9, 13, 20, 30, 52 - work])),
@@ -46,6 +57,8 @@ def configs(draw, nertz_builds: bool | None = None) -> NertzConfig:
         max_stall_rotations=draw(st.one_of(st.none(), st.integers(0, 3))),
         max_cycles=draw(st.sampled_from([2000, 2000, 1, 2, 10, 40, 120])),
         nertz_builds=draw(st.booleans()) if nertz_builds is None else nertz_builds,
+        turn_based=draw(st.sampled_from([False, False, True])),  # R3
+        move_ticks=draw(st.sampled_from(MOVE_TICKS)),  # R3
     )
 
 
@@ -117,6 +130,19 @@ def test_every_tick_matches_the_reference(config, seed):
         assert lost == ref_lost, names
         assert not game.state.illegal[0].any()
         snap = game.snapshot()
+        if game.is_match and expected["ended"]:  # R8: the hand ended inside the match
+            last = game.last_hand()
+            assert game.hand_over and last["scores"] == expected["scores"]
+            assert (last["callers"], last["end_reason"]) == (expected["callers"], expected["end_reason"])
+            expected["match"] = reference.match_after_hand(expected["match"], expected["scores"], config)
+            assert snap["match"] == expected["match"]
+            event(f"R8: a hand of a match ended, the match is {expected['match']['state']}")
+            if expected["match"]["state"] in ("decided", "capped"):
+                assert snap == expected, names  # the match is over: the last table stays
+            else:  # the next hand is dealt at once from the game's stream
+                assert snap["tick"] == 0 and not snap["ended"] and not snap["foundations"]
+                clock = (0, 0)
+            continue
         assert snap == expected, names
 
 

@@ -14,11 +14,13 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import agents  # noqa: E402
-from agents.policy import build_network, load_network  # noqa: E402
+from agents.policy import build_network, build_scorer, load_network, save_policy  # noqa: E402
 from nertz_env import NertzConfig  # noqa: E402
 from nertz_env.game import Game  # noqa: E402
+from nertz_env.vector import NertzVectorEnv  # noqa: E402
 
 TINY = ["--num-envs", "4", "--num-steps", "8", "--eval-every", "0", "--progress", "false", "--snapshot-every", "2"]
+TINY += ["--bc-steps", "200", "--threads", "1"]  # two updates of cloning, then PPO
 
 
 def run(module, *args):
@@ -118,23 +120,64 @@ def test_sb3_smoke_and_resume(tmp_path, mode):
 
 
 def test_policy_save_load_round_trip_gives_identical_actions(tmp_path):
-    from agents.policy import save_policy
+    cfg = NertzConfig()
+    net = build_scorer(cfg, (32, 32), 16)
+    torch.nn.init.normal_(net.move_out.weight, std=1.0)  # a net whose choices differ from move to move
+    save_policy(tmp_path / "p.pt", net, cfg, (32, 32), action_hidden=16)
+    loaded, cfg2, blob = load_network(tmp_path / "p.pt")
+    assert cfg2 == cfg and blob["format"] == "nertz-selfplay-v2"
+    env = NertzVectorEnv(16, seed=4)
+    obs, masks = env.reset()
+    for _ in range(20):
+        obs, masks, *_ = env.step(env.sample_actions())
+    o, m = torch.from_numpy(obs.reshape(64, -1)), torch.from_numpy(masks.reshape(64, -1))
+    with torch.no_grad():
+        la, va = net(o, m)
+        lb, vb = loaded(o, m)
+    assert torch.equal(la, lb) and torch.equal(va, vb)
+    agent_a = agents.make("policy", path=str(tmp_path / "p.pt"))
+    agent_b = agents.make("policy", path=str(tmp_path / "p.pt"))
+    assert (agent_a.act_batch(o.numpy(), m.numpy()) == agent_b.act_batch(o.numpy(), m.numpy())).all()
+    assert (agent_a.act_batch(o.numpy(), m.numpy()) == la.argmax(-1).numpy()).all()
 
+
+def test_the_flat_mlp_format_v1_still_loads_and_plays(tmp_path):
     cfg = NertzConfig()
     game = Game(cfg)
     net = build_network(game.layout.size, len(game.catalogue), game.layout.high.astype(np.float32), (32, 32))
     save_policy(tmp_path / "p.pt", net, cfg, (32, 32))
-    loaded, cfg2, _ = load_network(tmp_path / "p.pt")
-    assert cfg2 == cfg
+    loaded, cfg2, blob = load_network(tmp_path / "p.pt")
+    assert cfg2 == cfg and blob["format"] == "nertz-selfplay-v1"
     for seed in range(5):
         game.reset(seed=seed)
         with torch.no_grad():
             la, _ = net(torch.from_numpy(game.obs), torch.from_numpy(game.masks))
             lb, _ = loaded(torch.from_numpy(game.obs), torch.from_numpy(game.masks))
         assert torch.equal(la.argmax(-1), lb.argmax(-1))
-    agent_a = agents.make("policy", path=str(tmp_path / "p.pt"))
-    agent_b = agents.make("policy", path=str(tmp_path / "p.pt"))
-    assert (agent_a.act_batch(game.obs, game.masks) == agent_b.act_batch(game.obs, game.masks)).all()
+    assert_plays_legally(agents.make("policy", path=str(tmp_path / "p.pt")), seed=3)
+
+
+_SCORER = build_scorer(NertzConfig(), (16,), 8)
+torch.nn.init.normal_(_SCORER.move_out.weight, std=3.0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(0, 60))
+def test_move_scorer_never_samples_an_illegal_action(seed, ticks):
+    """Only the legal moves get a score; every other logit is -1e8, so sampling and argmax stay
+    inside the mask on real tables of any age."""
+    env = NertzVectorEnv(8, seed=seed)
+    obs, masks = env.reset()
+    for _ in range(ticks):
+        obs, masks, *_ = env.step(env.sample_actions())
+    o, m = obs.reshape(32, -1), masks.reshape(32, -1)
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        logits, _ = _SCORER(torch.from_numpy(o), torch.from_numpy(m))
+        sampled = torch.distributions.Categorical(logits=logits).sample().numpy()
+    rows = np.arange(32)
+    assert m[rows, sampled].all() and m[rows, logits.argmax(-1).numpy()].all()
+    assert ((logits > -1e7).numpy() == (m != 0)).all()
 
 
 _NET = build_network(64, 30, np.ones(64, np.float32), (16,))
@@ -163,3 +206,12 @@ def test_shipped_policy_loads_by_name():
     if not SHIPPED.exists():
         pytest.skip("no shipped policy in this checkout")
     assert_plays_legally(agents.make("ppo"), seed=2)
+
+
+
+def test_a_policy_without_lookahead_features_loads_without_them(tmp_path):
+    cfg = NertzConfig()
+    net = build_scorer(cfg, (32, 32), 16, lookahead=False)
+    save_policy(tmp_path / "p.pt", net, cfg, (32, 32), action_hidden=16)
+    loaded, _, blob = load_network(tmp_path / "p.pt")
+    assert blob["lookahead"] is False and loaded.features.lookahead is False

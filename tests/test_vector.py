@@ -14,6 +14,7 @@ from nertz_env import engine
 from nertz_env.config import NertzConfig
 from nertz_env.engine.core import legal_mask
 from nertz_env.engine.observe import legal_masks, mask_plan, raw, raw_state
+from nertz_env.engine.state import AIR_CARD, AIR_KIND, AIR_TICKS
 from nertz_env.game import Game
 from nertz_env.vector import NertzVectorEnv, sample_legal
 
@@ -23,6 +24,10 @@ RULES = [
     {"num_players": 3, "nertz_pile_size": 4, "auto_call": True, "reward": "sparse", "collision": "seat"},
     {"num_players": 5, "nertz_to_work": False, "fill_empty_from": "nertz", "stall_ticks": 3, "max_cycles": 300},
     {"num_players": 3, "nertz_builds": True, "nertz_pile_size": 6, "max_cycles": 200},  # R4.8
+    # R3 timing options
+    {"num_players": 3, "turn_based": True, "reward": "relative", "max_cycles": 240},
+    {"move_ticks": {"foundation": 3, "draw": 2, "work": 2}, "max_cycles": 200},
+    {"num_players": 2, "turn_based": True, "move_ticks": 2, "nertz_pile_size": 4, "auto_call": True, "max_cycles": 300},
 ]
 
 
@@ -172,6 +177,31 @@ def test_fast_masks_and_observations_match_the_rules():
     assert (again == masks[0][:, shuffled]).all()
 
 
+@pytest.mark.parametrize("timing", [{"turn_based": True}, {"move_ticks": {"foundation": 3, "call": 2, "draw": 2}},
+                                    {"turn_based": True, "move_ticks": 3, "num_players": 3}])  # fmt: skip
+def test_fast_masks_and_observations_match_the_rules_under_the_timing_options(timing):
+    env = NertzVectorEnv(4, seed=2, **{"max_cycles": 300, **timing})
+    cfg, table, layout = env.config.packed, env.catalogue.table, env.layout
+    one = np.zeros(env.num_actions, np.int8)
+    state_vector = np.zeros(layout.state_size, np.int8)
+    timed = sum(len(range(layout.size)[layout.slices[n]]) for n in ("on_turn", "air_ticks", "air_kind", "air_card")
+                if n in layout.slices)  # fmt: skip
+    env.reset()
+    for t in range(300):
+        obs, masks, *_ = env.step(env.sample_actions())
+        s = env.state
+        for g in range(env.num_envs):
+            for p in range(env.num_players):
+                legal_mask(s, g, p, cfg, table, one)
+                assert (masks[g, p] == one).all()
+            if t % 10 == 0:
+                for v in range(env.num_players):
+                    assert (obs[g, v] == reference_observation(s, g, v, env.config, layout)).all()
+                engine.state_vector(s, g, cfg, state_vector)
+                tail = reference_observation(s, g, 0, env.config, layout)[-timed:]  # seat order = seat 0's view
+                assert (state_vector[-timed:] == tail).all()
+
+
 def reference_observation(s, g, viewer, config, layout) -> np.ndarray:
     out = np.zeros(layout.size, np.int8)
     players = config.num_players
@@ -202,6 +232,14 @@ def reference_observation(s, g, viewer, config, layout) -> np.ndarray:
     layout.view(out, "foundation_tops")[:] = s.found_tops[g, :, 1:].reshape(-1)
     layout.view(out, "since_progress")[0] = min(s.since_progress[g], 127)
     layout.view(out, "stall_rotations")[0] = min(s.rotations[g], 127)
+    seats = [(viewer + k) % players for k in range(players)]  # R3 timing options, egocentric
+    if config.turn_based:
+        layout.view(out, "on_turn")[:] = [p == s.tick[g] % players for p in seats]
+    if not config.is_default_timing:
+        flying = s.air[g, seats, AIR_TICKS] > 0
+        layout.view(out, "air_ticks")[:] = s.air[g, seats, AIR_TICKS]
+        layout.view(out, "air_kind")[:] = np.where(flying, s.air[g, seats, AIR_KIND], 0)
+        layout.view(out, "air_card")[:] = np.where(flying, s.air[g, seats, AIR_CARD] + 1, 0)
     return out
 
 

@@ -21,8 +21,20 @@ from agents.base import Agent
 from nertz_env import engine
 from nertz_env.actions import ActionCatalogue
 from nertz_env.config import NertzConfig
-from nertz_env.engine.observe import advance
+from nertz_env.engine.core import step
+from nertz_env.engine.observe import observe_and_mask
 from nertz_env.layout import ObservationLayout
+
+
+@dataclass(frozen=True)
+class MatchSoFar:
+    """Where a match stands before one of its hands (R8), for the observation's match section
+    under ``episode="match"``: per seat the totals and whether they may still win."""
+
+    totals: tuple[int, ...]
+    hands_played: int
+    contenders: tuple[bool, ...]
+    state: int  # engine.MATCH_PLAYING or MATCH_TIE_BREAK
 
 
 @dataclass(frozen=True)
@@ -33,6 +45,7 @@ class Hand:
     decks: np.ndarray  # int8 [P, 52], card codes in R10 deal order
     seats: tuple[int, ...]
     seed: int
+    match: MatchSoFar | None = None
 
 
 @dataclass(frozen=True)
@@ -64,11 +77,13 @@ def hand_stream_seed(*words: int) -> int:
 
 
 @njit(cache=True)
-def _advance_tables(s, tables, actions, cfg, table, speed, prev, obs, masks, rewards, won, lost, illegal):
-    """One tick of every table in ``tables`` (R3), counting races won and lost (R6)."""
+def _advance_tables(s, tables, actions, cfg, table, speed, obs, masks, won, lost, illegal):
+    """One tick of every table in ``tables`` (R3), counting races won and lost (R6). A table plays
+    one hand: the streams make matches of hands (R8), so the engine never deals the next hand."""
     for i in range(tables.shape[0]):  # tables share nothing, each has its own random stream
         b = tables[i]
-        advance(s, b, actions[b], cfg, table, speed, prev[b], obs[b], masks[b], rewards[b])
+        step(s, b, actions[b], cfg, table, speed)
+        observe_and_mask(s, b, cfg, table, obs[b], masks[b])
         for p in range(actions.shape[1]):
             won[b, p] += s.won_race[b, p]
             lost[b, p] += s.collision[b, p]
@@ -103,8 +118,6 @@ class Arena:
         obs = np.zeros((b_max, p, d), np.int8)
         masks = np.zeros((b_max, p, n), np.int8)
         actions = np.zeros((b_max, p), np.int64)
-        prev = np.zeros((b_max, p), np.int32)
-        rewards = np.zeros((b_max, p), np.float64)
         won = np.zeros((b_max, p), np.int32)
         lost = np.zeros((b_max, p), np.int32)
         illegal = np.zeros((b_max, p), np.int32)
@@ -119,6 +132,12 @@ class Arena:
             if len(hand.seats) != p or np.shape(hand.decks) != (p, 52):
                 raise ValueError(f"hand {hand.key} does not fit a table of {p} players")
             state.rng[b] = engine.seed_streams(hand.seed, 1)[0]  # as Game.reset(seed=hand.seed)
+            engine.start_match(state, b, self._cfg)
+            if hand.match is not None:  # R8: what the observation's match section shows
+                state.match_seats[b, engine.MS_TOTAL] = hand.match.totals
+                state.match_info[b, engine.MI_HANDS] = hand.match.hands_played
+                state.match_seats[b, engine.MS_CONTENDER] = hand.match.contenders
+                state.match_info[b, engine.MI_STATE] = hand.match.state
             engine.deal(state, b, np.ascontiguousarray(hand.decks, dtype=np.int8), self._cfg)
             engine.observe_and_mask(state, b, self._cfg, self._table, obs[b], masks[b])
             won[b], lost[b], illegal[b] = 0, 0, 0
@@ -155,8 +174,7 @@ class Arena:
                     act_rows[rows] = agent.act_batch(obs_rows[rows], mask_rows[rows])
             tables = np.flatnonzero(active)
             _advance_tables(
-                state, tables, actions, self._cfg, self._table, self._speed, prev, obs, masks, rewards,
-                won, lost, illegal,
+                state, tables, actions, self._cfg, self._table, self._speed, obs, masks, won, lost, illegal,
             )
             if illegal[tables].any():
                 b, s = np.argwhere(illegal[tables] > 0)[0]

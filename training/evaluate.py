@@ -11,6 +11,18 @@ plays every deck from every seat and results are paired per deal. When more agen
 ``--players``, they form a pool: each deal seats a seeded draw of ``--players`` of them, then
 rotates. Agents are names or ``name:key=value,...`` (``agents.make_spec``).
 
+Partners (``--rules partners=true``, R8): agents ``k`` and ``k + n/2`` of the ``n`` named form a
+team, so ``--agents A B A2 B2`` seats the table ``[A, B, A2, B2]`` with A and A2 opposite
+(seats ``p`` and ``p + P/2``). A rotation moves every agent by the same number of seats, so
+partners stay opposite in every rotation; a pool draws whole teams. The report adds a row per
+team: the team score (both partners summed) with its interval over deals, and the team's share of
+hands (and matches) won.
+
+Matches follow the engine's R8 rule (``nertz_env.engine.match_decision``: target, tie rule,
+tie-break hands, ``max_hands`` cap). ``--rules preset=racing_demon`` or ``episode=match`` plays
+matches by the config's ``target_score``, ``hands`` and ``max_hands`` (the agents then see the
+match so far in their observation's match section).
+
 Per agent it reports the mean hand score (R7) with a 95% t interval over deals, the hand win share
 (the highest score wins, ties split) with a Wilson interval, how often it emptied its Nertz pile
 and called (R4.6), cards to foundations, ticks per hand, foundation races won and lost (R6), and
@@ -35,10 +47,11 @@ import numpy as np
 
 import agents as agent_registry
 from agents.base import Agent
+from nertz_env import engine
 from nertz_env.config import NertzConfig, parse_rule_options
 from training import stats
-from training.arena import Arena, Hand, HandResult, Stream, hand_stream_seed, single
-from training.report import format_report, paired, summarize
+from training.arena import Arena, Hand, HandResult, MatchSoFar, Stream, hand_stream_seed, single
+from training.report import format_report, paired, summarize, summarize_teams
 
 # Words that keep the seed streams of deals, tables, hands and matches apart.
 _DEAL, _TABLE, _HAND, _MATCH, _AGENT = 1, 2, 3, 4, 5
@@ -65,10 +78,18 @@ def rotation_seats(table: Sequence[int], rotation: int) -> tuple[int, ...]:
     return tuple(table[(s - rotation) % p] for s in range(p))
 
 
-def tables_for(seed: int, deals: int, n_agents: int, players: int) -> list[tuple[int, ...]]:
-    """The agents at each deal's table: all of them, or a seeded draw from the pool."""
+def tables_for(seed: int, deals: int, n_agents: int, players: int, partners: bool = False) -> list[tuple[int, ...]]:
+    """The agents at each deal's table: all of them, or a seeded draw from the pool. With
+    ``partners`` agents ``k`` and ``k + n_agents/2`` are a team, seated ``P/2`` apart (R8)."""
     if n_agents == players:
         return [tuple(range(players))] * deals
+    if partners:
+        half = n_agents // 2
+        out = []
+        for i in range(deals):
+            teams = np.random.default_rng([seed, _TABLE, i]).choice(half, players // 2, replace=False)
+            out.append(tuple(int(t) for t in teams) + tuple(int(t) + half for t in teams))
+        return out
     return [
         tuple(int(k) for k in np.random.default_rng([seed, _TABLE, i]).choice(n_agents, players, replace=False))
         for i in range(deals)
@@ -89,41 +110,56 @@ def duplicate_streams(seed: int, deals: int, tables: list[tuple[int, ...]]) -> l
 
 def match_winner(totals: np.ndarray, last: np.ndarray, contenders: list[int]) -> list[int]:
     """R8: the highest total among ``contenders``; ties go to the higher last-hand score; the
-    players still tied are returned to play another hand."""
-    top = max(totals[s] for s in contenders)
-    tied = [s for s in contenders if totals[s] == top]
-    if len(tied) == 1:
-        return tied
-    best = max(last[s] for s in tied)
-    return [s for s in tied if last[s] == best]
+    players still tied are returned to play another hand (the engine's ``match_winner``)."""
+    keep = np.zeros(len(totals), np.bool_)
+    keep[list(contenders)] = True
+    engine.match_winner(np.asarray(totals, np.int64), np.asarray(last, np.int64), keep)
+    return [int(s) for s in np.flatnonzero(keep)]
 
 
 def match_stream(
     seed: int, match: int, rotation: int, table: tuple[int, ...], target: int, max_hands: int,
-    done: Callable[[dict[str, Any]], None],
+    done: Callable[[dict[str, Any]], None], hands: int | None = None, config: NertzConfig | None = None,
 ) -> Stream:
-    """One match to ``target`` (R8) in one rotation; its deals are the same in every rotation.
-    After ``max_hands`` hands the match is stopped and decided as if the target were reached; a
-    tie that survives it is split."""
+    """One match (R8) in one rotation; its deals are the same in every rotation. It is decided
+    by the engine's rule (``engine.match_decision``): to ``target``, or ``hands`` hands; ties to
+    the higher last hand, then tie-break hands; stopped at ``max_hands`` with the leaders (a tie
+    split). With ``config.partners`` it is played between teams; with ``config.episode="match"``
+    every hand carries the match so far for the observation. The record keeps every hand's scores
+    per seat (``hand_scores``), so a tournament can read each player's total before the final hand
+    (R8, table ladder)."""
     p = len(table)
     seats = rotation_seats(table, rotation)
+    teams = config.teams if config is not None else tuple((s,) for s in range(p))
+    observed = config is not None and config.episode == "match"
     totals = np.zeros(p, np.int64)
-    contenders = list(range(p))
-    h = 0
+    hand_scores: list[list[int]] = []
+    contenders = np.ones(len(teams), np.bool_)
+    status, h = engine.MATCH_PLAYING, 0
     while True:
         decks = match_decks(seed, match, h, p)
-        result = yield Hand((match, rotation, h), decks, seats, hand_stream_seed(seed, _MATCH, match, rotation, h))
-        totals += result.scores
+        so_far = None
+        if observed:
+            seat_contenders = tuple(bool(contenders[next(t for t, m in enumerate(teams) if s in m)]) for s in range(p))
+            so_far = MatchSoFar(tuple(int(t) for t in totals), h, seat_contenders, status)
+        key, stream_seed = (match, rotation, h), hand_stream_seed(seed, _MATCH, match, rotation, h)
+        result = yield Hand(key, decks, seats, stream_seed, so_far)
+        last = np.asarray(result.scores, np.int64)
+        totals += last
+        hand_scores.append([int(x) for x in result.scores])
         h += 1
-        if totals.max() >= target or h >= max_hands:
-            contenders = match_winner(totals, np.asarray(result.scores), contenders)
-            if len(contenders) == 1 or h >= 2 * max_hands:
-                break
-    share = 1.0 / len(contenders)
+        team_totals = np.array([totals[list(t)].sum() for t in teams], np.int64)
+        team_last = np.array([last[list(t)].sum() for t in teams], np.int64)
+        status = engine.match_decision(team_totals, team_last, contenders, h, status, target, hands or 0, max_hands)
+        if status >= engine.MATCH_DECIDED:
+            break
+    won = [t for t in range(len(teams)) if contenders[t]]
+    share = 1.0 / len(won)
+    winners = [s for t in won for s in teams[t]]
     done({
         "key": [match, rotation], "seats": list(seats), "hands": h, "totals": [int(t) for t in totals],
-        "winners": [int(seats[s]) for s in contenders], "shares": {int(seats[s]): share for s in contenders},
-        "capped": h >= max_hands,
+        "winners": [int(seats[s]) for s in winners], "shares": {int(seats[s]): share for s in winners},
+        "capped": status == engine.MATCH_CAPPED, "hand_scores": hand_scores,
     })
 
 
@@ -183,14 +219,21 @@ def evaluate(
 ) -> dict[str, Any]:
     """Play ``hands`` duplicate deals (or, with ``matches``, that many matches per rotation) and
     return the report: ``summary`` rows (per agent), ``paired`` rows (per pair of agents),
-    ``ratings``, every hand in ``hands`` (and ``matches``), the config, seeds and versions."""
+    ``ratings``, every hand in ``hands`` (and ``matches``), the config, seeds and versions; with
+    partners also ``teams`` rows. A config with ``episode="match"`` plays matches by its own
+    ``target_score``, ``hands`` and ``max_hands``."""
     players = players if players is not None else len(agents)
     base = config if config is not None else NertzConfig()
     config = base if base.num_players == players else base.replace(num_players=players)
     if len(agents) < players:
         raise ValueError(f"{players} seats need at least {players} agents, got {len(agents)}")
+    if config.partners and len(agents) % 2:
+        raise ValueError(f"partners: agents k and k + n/2 form a team, so give an even number, got {len(agents)}")
+    fixed_hands = None
+    if config.episode == "match":  # R8 matches as the config defines them
+        matches, target_score, fixed_hands, max_match_hands = True, config.target_score, config.hands, config.max_hands
     built, labels = build_agents(agents, config, seed)
-    tables = tables_for(seed, hands, len(built), players)
+    tables = tables_for(seed, hands, len(built), players, config.partners)
     match_records: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     if matches:
@@ -201,7 +244,7 @@ def evaluate(
             bar.update()
 
         streams = [
-            match_stream(seed, m, r, tables[m], target_score, max_match_hands, done)
+            match_stream(seed, m, r, tables[m], target_score, max_match_hands, done, fixed_hands, config)
             for m in range(hands) for r in range(players)
         ]
         results = Arena(config, built, batch_size).play(streams)
@@ -224,10 +267,12 @@ def evaluate(
             row["match_win_share"] = math.fsum(mine) / max(1, len(mine))
             row["match_win_ci"] = list(stats.wilson_interval(math.fsum(mine), len(mine)))
     ticks = sum(r["ticks"] for r in records)
+    teams = summarize_teams(records, labels, match_records) if config.partners else []
     return {
         "agents": labels, "specs": [a if isinstance(a, str) else repr(a) for a in agents],
         "players": players, "seed": seed, "deals": hands, "mode": "matches" if matches else "duplicate",
-        "target_score": target_score if matches else None, "config": config.to_dict(), "versions": _versions(),
+        "target_score": target_score if matches else None, "match_hands": fixed_hands, "teams": teams,
+        "config": config.to_dict(), "versions": _versions(),
         "elapsed_s": elapsed, "hands_played": len(records), "ticks": ticks, "ticks_per_s": ticks / max(elapsed, 1e-9),
         "summary": summary, "paired": paired(records, labels),
         "replay": (  # how to rebuild any hand with nertz_env.game.Game

@@ -54,6 +54,43 @@ def summarize(records: list[dict[str, Any]], labels: Sequence[str]) -> list[dict
     return rows
 
 
+def summarize_teams(
+    records: list[dict[str, Any]], labels: Sequence[str], matches: Sequence[dict[str, Any]] = ()
+) -> list[dict[str, Any]]:
+    """Per team of partners (R8: agents ``k`` and ``k + n/2``, seated ``P/2`` apart): the team
+    score, both partners' summed (t interval over deals), the team's share of hands won (the
+    highest team score wins, ties split; Wilson) and, in match mode, of matches won."""
+    half = len(labels) // 2
+    score: dict[int, dict[int, list[float]]] = {t: defaultdict(list) for t in range(half)}
+    wins: dict[int, list[float]] = defaultdict(list)
+    for rec in records:
+        seats, p = rec["seats"], len(rec["seats"])
+        team_ids = [min(seats[s], seats[s + p // 2]) for s in range(p // 2)]
+        team_scores = [rec["scores"][s] + rec["scores"][s + p // 2] for s in range(p // 2)]
+        for t, share in zip(team_ids, stats.win_shares(team_scores)):
+            wins[t].append(share)
+        for t, v in zip(team_ids, team_scores):
+            score[t][rec["key"][0]].append(v)
+    rows = []
+    for t in range(half):
+        n = len(wins[t])
+        if n == 0:
+            continue
+        mean, lo, hi = stats.mean_interval([float(np.mean(v)) for v in score[t].values()])
+        won = math.fsum(wins[t])
+        row = {
+            "team": f"{labels[t]}+{labels[t + half]}", "agents": [t, t + half], "hands": n,
+            "score": mean, "score_ci": [lo, hi], "win_share": won / n, "win_ci": list(stats.wilson_interval(won, n)),
+        }
+        mine = [m["shares"].get(t, 0.0) for m in matches if t in m["seats"]]
+        if mine:
+            row["matches"] = len(mine)
+            row["match_win_share"] = math.fsum(mine) / len(mine)
+            row["match_win_ci"] = list(stats.wilson_interval(math.fsum(mine), len(mine)))
+        rows.append(row)
+    return rows
+
+
 def paired(records: list[dict[str, Any]], labels: Sequence[str]) -> list[dict[str, Any]]:
     """Every pair of agents ``i < j`` over the hands where both sat: the mean score difference
     ``i - j`` per deal (t interval) and the share of those hands where ``i`` scored more than
@@ -100,6 +137,15 @@ def format_report(report: dict[str, Any]) -> str:
             ci = r["match_win_ci"]
             line += f"  {r['match_win_share']:.3f} [{ci[0]:.3f},{ci[1]:.3f}]"
         lines.append(line)
+    if report.get("teams"):
+        lines.append("teams of partners (R8): team score = both partners' scores summed")
+        for r in report["teams"]:
+            line = f"  {r['team']:<36}{r['hands']:>7}  {r['score']:>6.2f} [{r['score_ci'][0]:6.2f},"
+            line += f"{r['score_ci'][1]:6.2f}]  win {r['win_share']:.3f} [{r['win_ci'][0]:.3f},{r['win_ci'][1]:.3f}]"
+            if "match_win_share" in r:
+                ci = r["match_win_ci"]
+                line += f"  match win {r['match_win_share']:.3f} [{ci[0]:.3f},{ci[1]:.3f}]"
+            lines.append(line)
     if report["paired"]:
         lines.append("pairs at the same hands: mean score difference per deal, share of hands the first scored more")
         for p in report["paired"]:

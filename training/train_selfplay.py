@@ -3,7 +3,19 @@
 One policy plays every seat of some games (self-play) and seat 0 of the others, where the other
 seats belong to an opponent drawn at every deal from a pool of the policy's own past snapshots
 mixed with scripted agents. The batched engine (``NertzVectorEnv``) steps all games at once.
-Illegal actions get a logit of -1e8 and no share of the entropy.
+
+The network (``agents.policy.build_scorer``) scores each legal move from that move's own features
+(``agents.features``: what it moves, what it exposes, the race for the slot, the look-ahead value
+of the ``heuristic``) plus a summary of the observation; illegal actions get a logit of -1e8 and
+no share of the entropy.
+
+Two phases in one run, on the same rollouts:
+
+1. Behaviour cloning (the first ``--bc-steps`` decisions): the policy plays (so it learns the
+   states its own mistakes lead to, as in DAgger) and is trained to pick what the ``--teacher``
+   would in its place; the value head learns the returns of its own play.
+2. PPO, with a cross-entropy pull towards the teacher of weight ``--bc-coef`` fading linearly to 0,
+   so the first updates do not forget what cloning taught.
 
     python -m training.train_selfplay --help
     python -m training.train_selfplay --total-steps 200000 --exp-name quick
@@ -31,7 +43,8 @@ import torch
 from tqdm import tqdm
 
 import agents
-from agents.policy import build_network, save_policy
+from agents.features import ActionFeatures
+from agents.policy import build_scorer, save_policy
 from nertz_env.config import NertzConfig
 from nertz_env.vector import NertzVectorEnv
 from training.args import arg, parse
@@ -43,7 +56,10 @@ class Args:
 
     exp_name: str = arg("selfplay", "name of the run (logs go to {out_dir}/nertz_v0__{exp_name}__{seed}__{time})")
     seed: int = arg(1, "the one seed of torch, numpy, the games and the opponent draws")
-    total_steps: int = arg(10_000_000, "learner decisions to train on (the default takes ~25 min on 2 cores)")
+    total_steps: int = arg(8_000_000, "learner decisions to train on (the default takes ~21 min on one CPU core)")
+    bc_steps: int = arg(1_000_000, "the first decisions of total_steps train by cloning the teacher (0: pure PPO)")
+    teacher: str = arg("heuristic", "the agent spec cloned in the first phase and pulled towards in the second")
+    bc_coef: float = arg(0.1, "weight of the pull towards the teacher when PPO starts, fading linearly to 0")
     num_envs: int = arg(64, "games stepped at once")
     num_players: int = arg(4, "players per game")
     num_steps: int = arg(64, "ticks per rollout")
@@ -54,7 +70,9 @@ class Args:
     reward: str = arg(
         "relative", "reward mode of the env: dense, sparse or relative", choices=["dense", "sparse", "relative"]
     )
-    hidden: tuple[int, ...] = arg((256, 256), "hidden layer sizes of the actor-critic MLP")
+    hidden: tuple[int, ...] = arg((128, 128), "hidden layer sizes of the observation summary")
+    action_hidden: int = arg(64, "width of the layers that score each move")
+    lookahead_features: bool = arg(True, "give the network the heuristic's look-ahead value of each move as a feature")
     learning_rate: float = arg(3e-4, "Adam learning rate")
     anneal_lr: bool = arg(True, "anneal the learning rate linearly to 0")
     gamma: float = arg(0.995, "discount factor")
@@ -67,8 +85,8 @@ class Args:
     max_grad_norm: float = arg(0.5, "gradient clipping norm")
     target_kl: float = arg(0.0, "stop the epochs of an update early above this KL (0: never)")
     device: str = arg("auto", "auto (CUDA when present), cpu or cuda")
-    threads: int = arg(0, "torch CPU threads (0: torch's default)")
-    eval_every: int = arg(150, "updates between evaluations against greedy and heuristic (0: never)")
+    threads: int = arg(1, "torch CPU threads (0: torch's default; the nets are small, one thread is fastest)")
+    eval_every: int = arg(50, "updates between evaluations against greedy and heuristic (0: never)")
     eval_deals: int = arg(100, "duplicate deals per evaluation")
     save_every: int = arg(10, "updates between checkpoints")
     out_dir: str = arg("runs", "where runs are written")
@@ -155,9 +173,11 @@ def main(argv: list[str] | None = None) -> Path:
     config = NertzConfig(num_players=args.num_players, reward=args.reward)
     envs = NertzVectorEnv(args.num_envs, **config.to_dict())
     layout, n_actions, P = envs.layout, envs.num_actions, args.num_players
-    net = build_network(layout.size, n_actions, layout.high.astype(np.float32), args.hidden).to(device)
+    net = build_scorer(config, args.hidden, args.action_hidden, args.lookahead_features).to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5, foreach=True)
     pool = Opponents(args, config, rng)
+    features = ActionFeatures(config, lookahead=args.lookahead_features)
+    teacher = agents.make_spec(args.teacher, seed=args.seed, config=config)
 
     # Which (game, seat) pairs the learner holds: every seat of the self-play games, seat 0 of the rest.
     n_self = int(round(args.num_envs * args.self_play_fraction))
@@ -170,13 +190,14 @@ def main(argv: list[str] | None = None) -> Path:
     batch_size = args.num_steps * n_learn
     minibatch = batch_size // args.num_minibatches
     num_updates = max(1, args.total_steps // batch_size)
+    bc_updates = min(num_updates, args.bc_steps // batch_size)
 
     start_update, global_step = 1, 0
     if resume is not None:
         net.load_state_dict(resume["net"])
         optimizer.load_state_dict(resume["optimizer"])
         for sd in resume["pool"]:
-            snap = build_network(layout.size, n_actions, layout.high.astype(np.float32), args.hidden).to(device)
+            snap = build_scorer(config, args.hidden, args.action_hidden, args.lookahead_features).to(device)
             snap.load_state_dict(sd)
             pool.snapshots.append(snap.eval())
         envs = pickle.loads(resume["envs"])
@@ -201,6 +222,7 @@ def main(argv: list[str] | None = None) -> Path:
     b_obs = torch.zeros((args.num_steps, n_learn, D), dtype=torch.int8)
     b_masks = torch.zeros((args.num_steps, n_learn, n_actions), dtype=torch.int8)
     b_actions = torch.zeros((args.num_steps, n_learn), dtype=torch.long)
+    b_teacher = torch.zeros((args.num_steps, n_learn), dtype=torch.long)
     b_logprobs = torch.zeros((args.num_steps, n_learn))
     b_rewards = torch.zeros((args.num_steps, n_learn))
     b_dones = torch.zeros((args.num_steps, n_learn))
@@ -219,19 +241,40 @@ def main(argv: list[str] | None = None) -> Path:
 
     for update in range(start_update, num_updates + 1):
         t0 = time.perf_counter()
-        t_env = 0.0
-        if args.anneal_lr:
-            optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - (update - 1) / num_updates)
+        t_env = t_feat = t_net = 0.0
+        cloning = update <= bc_updates
+        ppo_progress = (update - 1 - bc_updates) / max(1, num_updates - bc_updates)  # 0 .. 1 over the PPO phase
+        lr = args.learning_rate * (1.0 - ppo_progress if args.anneal_lr and not cloning else 1.0)
+        optimizer.param_groups[0]["lr"] = lr
+        bc_coef = 1.0 if cloning else args.bc_coef * (1.0 - ppo_progress)
+        # The legal (row, move) pairs of the rollout and their features, row-major, rows numbered
+        # step * n_learn + seat: the update reads them back without recomputing.
+        p_rows, p_acts, p_feats = [], [], []
         for step in range(args.num_steps):
             flat_obs = obs.reshape(-1, D)[learn_idx]
             flat_masks = masks.reshape(-1, n_actions)[learn_idx]
             b_obs[step] = torch.from_numpy(flat_obs)
             b_masks[step] = torch.from_numpy(flat_masks)
             b_dones[step] = next_done
+            tf = time.perf_counter()
+            rows, acts, feats = features(flat_obs, flat_masks)
+            if bc_coef > 0:
+                b_teacher[step] = torch.from_numpy(teacher.act_batch(flat_obs, flat_masks))
+            tn = time.perf_counter()
+            t_feat += tn - tf
+            p_rows.append(rows + step * n_learn)
+            p_acts.append(acts)
+            p_feats.append(feats)
             with torch.no_grad():
-                logits, value = net(torch.from_numpy(flat_obs).to(device), torch.from_numpy(flat_masks).to(device))
+                logits, value = net.score(
+                    torch.from_numpy(flat_obs).to(device),
+                    torch.from_numpy(rows).to(device),
+                    torch.from_numpy(acts).to(device),
+                    torch.from_numpy(feats).to(device),
+                )
                 dist = torch.distributions.Categorical(logits=logits)
                 action = dist.sample()
+            t_net += time.perf_counter() - tn
             b_actions[step], b_logprobs[step], b_values[step] = action.cpu(), dist.log_prob(action).cpu(), value.cpu()
             actions.reshape(-1)[learn_idx] = action.cpu().numpy()
             for who in np.unique(opponent):  # the other seats of the mixed games
@@ -252,6 +295,7 @@ def main(argv: list[str] | None = None) -> Path:
                 mixed_ended = np.isin(mixed, ended)
                 opponent[mixed_ended] = pool.draw(int(mixed_ended.sum()))
             global_step += n_learn
+        t_rollout = time.perf_counter() - t0
 
         # Generalized advantage estimation, per (game, seat) trajectory.
         with torch.no_grad():
@@ -269,31 +313,54 @@ def main(argv: list[str] | None = None) -> Path:
                 advantages[t] = last
             returns = advantages + b_values
 
-        # PPO update.
+        # The update: PPO, or cloning the teacher, or both (see the module doc).
         f_obs, f_masks = b_obs.reshape(batch_size, D), b_masks.reshape(batch_size, n_actions)
-        f_actions, f_logprobs = b_actions.reshape(-1), b_logprobs.reshape(-1)
+        f_actions, f_logprobs, f_teacher = b_actions.reshape(-1), b_logprobs.reshape(-1), b_teacher.reshape(-1)
         f_adv, f_ret = advantages.reshape(-1), returns.reshape(-1)
-        clipfracs, approx_kl = [], torch.tensor(0.0)
+        all_rows, all_acts = np.concatenate(p_rows), torch.from_numpy(np.concatenate(p_acts))
+        all_feats = torch.from_numpy(np.concatenate(p_feats))
+        n_pairs = np.bincount(all_rows, minlength=batch_size)
+        first_pair = np.cumsum(n_pairs) - n_pairs
+        clipfracs, agreement, approx_kl = [], [], torch.tensor(0.0)
+        pg_loss = bc_loss = torch.tensor(0.0)
         for _epoch in range(args.update_epochs):
             order = torch.randperm(batch_size)
             for start in range(0, batch_size, minibatch):
                 mb = order[start : start + minibatch]
-                logits, value = net(f_obs[mb].to(device), f_masks[mb].to(device))
+                # The pairs of the minibatch's rows, renumbered 0 .. len(mb) - 1.
+                counts = n_pairs[mb.numpy()]
+                mb_rows = np.repeat(np.arange(len(mb)), counts)
+                pairs = np.repeat(first_pair[mb.numpy()] - np.cumsum(counts) + counts, counts) + np.arange(len(mb_rows))
+                pairs = torch.from_numpy(pairs)
+                logits, value = net.score(
+                    f_obs[mb].to(device),
+                    torch.from_numpy(mb_rows).to(device),
+                    all_acts[pairs].to(device),
+                    all_feats[pairs].to(device),
+                )
                 logp_all = torch.log_softmax(logits, -1)
-                newlogprob = logp_all.gather(1, f_actions[mb].to(device)[:, None]).squeeze(1)
+                v_loss = 0.5 * ((value - f_ret[mb].to(device)) ** 2).mean()
                 probs = logp_all.exp()
                 legal = f_masks[mb].to(device) != 0
                 entropy = -(probs * logp_all).where(legal, torch.zeros_like(probs)).sum(-1)
-                logratio = newlogprob - f_logprobs[mb].to(device)
-                ratio = logratio.exp()
-                with torch.no_grad():
-                    approx_kl = ((ratio - 1) - logratio).mean()
-                    clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
-                adv = f_adv[mb].to(device)
-                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
-                v_loss = 0.5 * ((value - f_ret[mb].to(device)) ** 2).mean()
-                loss = pg_loss - args.ent_coef * entropy.mean() + args.vf_coef * v_loss
+                loss = args.vf_coef * v_loss
+                if bc_coef > 0:
+                    target = f_teacher[mb].to(device)
+                    bc_loss = -logp_all.gather(1, target[:, None]).mean()
+                    loss = loss + bc_coef * bc_loss
+                    agreement.append((logits.argmax(-1) == target).float().mean().item())
+                if not cloning:
+                    newlogprob = logp_all.gather(1, f_actions[mb].to(device)[:, None]).squeeze(1)
+                    logratio = newlogprob - f_logprobs[mb].to(device)
+                    ratio = logratio.exp()
+                    with torch.no_grad():
+                        approx_kl = ((ratio - 1) - logratio).mean()
+                        clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+                    adv = f_adv[mb].to(device)
+                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                    clipped = ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)
+                    pg_loss = torch.max(-adv * ratio, -adv * clipped).mean()
+                    loss = loss + pg_loss - args.ent_coef * entropy.mean()
                 optimizer.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
@@ -306,17 +373,25 @@ def main(argv: list[str] | None = None) -> Path:
         elapsed = time.perf_counter() - t0
         bar.update(batch_size)
         mean_score = float(np.mean(recent[-200:])) if recent else float("nan")
-        bar.set_postfix(score=f"{mean_score:.1f}", sps=f"{batch_size / elapsed:.0f}")
+        bar.set_postfix(score=f"{mean_score:.1f}", sps=f"{batch_size / elapsed:.0f}", phase="bc" if cloning else "ppo")
         if writer is not None:
-            writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], global_step)
+            writer.add_scalar("charts/learning_rate", lr, global_step)
             writer.add_scalar("charts/episode_score", mean_score, global_step)
             writer.add_scalar("charts/steps_per_second", batch_size / elapsed, global_step)
             writer.add_scalar("charts/env_share_of_time", t_env / elapsed, global_step)
+            writer.add_scalar("charts/features_share_of_time", t_feat / elapsed, global_step)
+            writer.add_scalar("charts/rollout_net_share_of_time", t_net / elapsed, global_step)
+            writer.add_scalar("charts/update_share_of_time", (elapsed - t_rollout) / elapsed, global_step)
+            writer.add_scalar("charts/bc_coef", bc_coef, global_step)
+            if agreement:
+                writer.add_scalar("charts/teacher_agreement", float(np.mean(agreement)), global_step)
             writer.add_scalar("losses/value_loss", v_loss.item(), global_step)
             writer.add_scalar("losses/policy_loss", pg_loss.item(), global_step)
+            writer.add_scalar("losses/bc_loss", bc_loss.item(), global_step)
             writer.add_scalar("losses/entropy", entropy.mean().item(), global_step)
             writer.add_scalar("losses/approx_kl", approx_kl.item(), global_step)
-            writer.add_scalar("losses/clipfrac", float(np.mean(clipfracs)), global_step)
+            if clipfracs:
+                writer.add_scalar("losses/clipfrac", float(np.mean(clipfracs)), global_step)
 
         last_update = update == num_updates or update - start_update + 1 == args.stop_after
         eval_due = bool(args.eval_every) and (update % args.eval_every == 0 or last_update)
@@ -327,6 +402,7 @@ def main(argv: list[str] | None = None) -> Path:
                 config,
                 args.hidden,
                 extra={"global_step": global_step, "command": " ".join(sys.argv), "seed": args.seed},
+                action_hidden=args.action_hidden,
             )
             state = {
                 "args": asdict(args),

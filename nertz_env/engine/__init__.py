@@ -2,6 +2,7 @@
 pettingzoo or torch; the environments are thin layers over it."""
 
 from nertz_env.engine.core import deal, legal, legal_mask, shuffle_deal, step
+from nertz_env.engine.match import match_decision, match_winner, start_match
 from nertz_env.engine.observe import (
     advance,
     obs_size,
@@ -12,16 +13,53 @@ from nertz_env.engine.observe import (
     state_vector,
 )
 from nertz_env.engine.rng import seed_streams
-from nertz_env.engine.state import END_REASONS, State, copy_state, new_state, put_game, take_game
+from nertz_env.engine.state import (
+    END_REASONS,
+    MATCH_CAPPED,
+    MATCH_DECIDED,
+    MATCH_PLAYING,
+    MATCH_TIE_BREAK,
+    MI_HAND_OVER,
+    MI_HANDS,
+    MI_LAST_REASON,
+    MI_LAST_TICKS,
+    MI_STATE,
+    MI_TICKS,
+    MS_CALLED,
+    MS_CONTENDER,
+    MS_LAST,
+    MS_TOTAL,
+    State,
+    copy_state,
+    new_state,
+    put_game,
+    take_game,
+)
 
 __all__ = [
     "END_REASONS",
+    "MATCH_CAPPED",
+    "MATCH_DECIDED",
+    "MATCH_PLAYING",
+    "MATCH_TIE_BREAK",
+    "MI_HAND_OVER",
+    "MI_HANDS",
+    "MI_LAST_REASON",
+    "MI_LAST_TICKS",
+    "MI_STATE",
+    "MI_TICKS",
+    "MS_CALLED",
+    "MS_CONTENDER",
+    "MS_LAST",
+    "MS_TOTAL",
     "State",
     "advance",
     "copy_state",
     "deal",
     "legal",
     "legal_mask",
+    "match_decision",
+    "match_winner",
     "new_state",
     "obs_size",
     "observe_and_mask",
@@ -30,6 +68,7 @@ __all__ = [
     "rewards",
     "seed_streams",
     "shuffle_deal",
+    "start_match",
     "state_size",
     "state_vector",
     "step",

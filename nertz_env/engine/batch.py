@@ -20,11 +20,27 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from nertz_env.config import C_PLAYERS
+from nertz_env.config import C_EPISODE, C_PLAYERS
 from nertz_env.engine.core import shuffle_deal, step
+from nertz_env.engine.match import episode_over, match_step, n_teams, running_value, start_match, team_sum
 from nertz_env.engine.observe import legal_masks, observe_game, raw, raw_state, rewards
 from nertz_env.engine.rng import below
-from nertz_env.engine.state import END_MAX_CYCLES, RUNNING
+from nertz_env.engine.state import (
+    END_MAX_CYCLES,
+    MATCH_CAPPED,
+    MATCH_DECIDED,
+    MI_HAND_OVER,
+    MI_HANDS,
+    MI_LAST_REASON,
+    MI_LAST_TICKS,
+    MI_STATE,
+    MI_TICKS,
+    MS_CALLED,
+    MS_CONTENDER,
+    MS_LAST,
+    MS_TOTAL,
+    RUNNING,
+)
 
 
 class Buffers(NamedTuple):
@@ -44,9 +60,19 @@ class Buffers(NamedTuple):
     final_length: np.ndarray  # int32 [B]: its ticks
     final_reason: np.ndarray  # int8 [B]: its end reason (index into engine.END_REASONS)
     final_callers: np.ndarray  # bool [B, P]: who called
+    # R8: teams of partners and whole matches (episode="match"; the final_* rows are the match's)
+    final_team_score: np.ndarray  # int32 [B, T]: the final scores (totals) per team (T = P without partners)
+    final_hands: np.ndarray  # int32 [B]: hands the match lasted
+    final_winners: np.ndarray  # bool [B, P]: who won the match (several if it was capped while tied)
+    hand_done: np.ndarray  # bool [B]: a hand of the match ended this step (the hand_* rows are valid)
+    hand_score: np.ndarray  # int32 [B, P]: its R7 scores
+    hand_length: np.ndarray  # int32 [B]: its ticks
+    hand_reason: np.ndarray  # int8 [B]: its end reason
+    hand_callers: np.ndarray  # bool [B, P]: who called in it
+    hand_totals: np.ndarray  # int32 [B, P]: the match totals after it
 
 
-def new_buffers(batch: int, num_players: int, obs_dim: int, num_actions: int) -> Buffers:
+def new_buffers(batch: int, num_players: int, obs_dim: int, num_actions: int, num_teams: int = 0) -> Buffers:
     b, p = batch, num_players
     return Buffers(
         obs=np.zeros((b, p, obs_dim), np.int8),
@@ -63,6 +89,15 @@ def new_buffers(batch: int, num_players: int, obs_dim: int, num_actions: int) ->
         final_length=np.zeros(b, np.int32),
         final_reason=np.zeros(b, np.int8),
         final_callers=np.zeros((b, p), np.bool_),
+        final_team_score=np.zeros((b, num_teams or p), np.int32),
+        final_hands=np.zeros(b, np.int32),
+        final_winners=np.zeros((b, p), np.bool_),
+        hand_done=np.zeros(b, np.bool_),
+        hand_score=np.zeros((b, p), np.int32),
+        hand_length=np.zeros(b, np.int32),
+        hand_reason=np.zeros(b, np.int8),
+        hand_callers=np.zeros((b, p), np.bool_),
+        hand_totals=np.zeros((b, p), np.int32),
     )
 
 
@@ -72,14 +107,18 @@ def new_buffers(batch: int, num_players: int, obs_dim: int, num_actions: int) ->
 
 @njit(cache=True, inline="always")
 def _tick(s, b, actions, cfg, table, speed, plan, penalty, out):
-    """Game ``b``: one tick, its rewards, and if the hand ended its final record and a new deal
-    from the game's own stream (same-step reset); then the observations and masks."""
+    """Game ``b``: one tick, its rewards, and if the episode (a hand, or a match, R8) ended its
+    final record and a new deal from the game's own stream (same-step reset); then the
+    observations and masks. Inside a match an ended hand is recorded and the next one dealt."""
     s = raw_state(s)
     n_players = cfg[C_PLAYERS]
+    match = cfg[C_EPISODE] != 0
     prev, rew = raw(out.prev_score)[b], raw(out.rewards)[b]
     for p in range(n_players):
-        prev[p] = s.score[b, p]
+        prev[p] = running_value(s, b, p, cfg)
     step(s, b, actions, cfg, table, speed)
+    if match:
+        match_step(s, b, cfg)
     rewards(s, b, prev, cfg, rew)
     illegal, collision = raw(out.illegal)[b], raw(out.collision)[b]
     for p in range(n_players):
@@ -88,26 +127,54 @@ def _tick(s, b, actions, cfg, table, speed, plan, penalty, out):
         if illegal[p]:
             rew[p] -= penalty
     ended = s.ended[b]
-    raw(out.done)[b] = ended != RUNNING
+    over = episode_over(s, b, cfg)
+    raw(out.done)[b] = over
     terminated, truncated = raw(out.terminated)[b], raw(out.truncated)[b]
-    for p in range(n_players):
-        terminated[p] = ended != RUNNING and ended != END_MAX_CYCLES
-        truncated[p] = ended == END_MAX_CYCLES
-    if ended != RUNNING:
+    if match:  # R8: the match is decided, or stopped at max_hands
+        if s.match_info[b, MI_HAND_OVER]:
+            _record_hand(s, b, n_players, out)
+        raw(out.hand_done)[b] = s.match_info[b, MI_HAND_OVER] != 0
+        for p in range(n_players):
+            terminated[p] = s.match_info[b, MI_STATE] == MATCH_DECIDED
+            truncated[p] = s.match_info[b, MI_STATE] == MATCH_CAPPED
+    else:
+        for p in range(n_players):
+            terminated[p] = ended != RUNNING and ended != END_MAX_CYCLES
+            truncated[p] = ended == END_MAX_CYCLES
+    if over:
         score, callers = raw(out.final_score)[b], raw(out.final_callers)[b]
         for p in range(n_players):
-            score[p] = s.score[b, p]
+            score[p] = s.match_seats[b, MS_TOTAL, p] if match else s.score[b, p]
             callers[p] = s.called[b, p]
-        raw(out.final_length)[b] = s.tick[b]
+        for t in range(n_teams(cfg)):
+            raw(out.final_team_score)[b, t] = team_sum(score, t, cfg)
+        raw(out.final_length)[b] = s.match_info[b, MI_TICKS] if match else s.tick[b]
         raw(out.final_reason)[b] = ended
+        if match:
+            raw(out.final_hands)[b] = s.match_info[b, MI_HANDS]
+            for p in range(n_players):
+                raw(out.final_winners)[b, p] = s.match_seats[b, MS_CONTENDER, p] != 0
         observe_game(s, b, cfg, raw(out.final_obs)[b])
+        if match:
+            start_match(s, b, cfg)
         shuffle_deal(s, b, cfg)
     observe_game(s, b, cfg, raw(out.obs)[b])
     legal_masks(s, b, cfg, table, plan, raw(out.masks)[b])
 
 
+@njit(cache=True, inline="always")
+def _record_hand(s, b, n_players, out):
+    raw(out.hand_length)[b] = s.match_info[b, MI_LAST_TICKS]
+    raw(out.hand_reason)[b] = s.match_info[b, MI_LAST_REASON]
+    for p in range(n_players):
+        raw(out.hand_score)[b, p] = s.match_seats[b, MS_LAST, p]
+        raw(out.hand_callers)[b, p] = s.match_seats[b, MS_CALLED, p] != 0
+        raw(out.hand_totals)[b, p] = s.match_seats[b, MS_TOTAL, p]
+
+
 @njit(cache=True)
 def _deal(s, b, cfg, table, plan, out):
+    start_match(s, b, cfg)
     shuffle_deal(s, b, cfg)
     observe_game(s, b, cfg, out.obs[b])
     legal_masks(s, b, cfg, table, plan, out.masks[b])
@@ -118,6 +185,7 @@ def _deal(s, b, cfg, table, plan, out):
         out.illegal[b, p] = False
         out.collision[b, p] = False
     out.done[b] = False
+    out.hand_done[b] = False
 
 
 # ---------------------------------------------------------------------------------------------

@@ -5,6 +5,12 @@ it, ``step`` first checks every player's action against it, then resolves the fo
 (R6) and, with ``nertz_builds``, the races for the other players' Nertz piles (R4.8), then applies
 all moves together, then the call, stall and length rules (R5) and the score (R7). No Python
 object is created per card or per move.
+
+Timing options (R3): with ``turn_based`` only the seat on turn (``tick % P``, seat 0 first) may do
+anything but WAIT; with ``move_ticks`` a move that takes ``d > 1`` ticks is judged when it is made,
+is in the air for the next ``d - 1`` ticks (its player may only WAIT) and resolves in the last of
+them, judged again with that tick's other moves (R6 races included). Its card stays at its source
+until it lands.
 """
 
 from __future__ import annotations
@@ -27,10 +33,22 @@ from nertz_env.config import (
     C_PENALTY,
     C_PLAYERS,
     C_STALL_TICKS,
+    C_TICKS,
+    C_TICKS_END,
+    C_TURN_BASED,
     C_WORK,
 )
 from nertz_env.engine.rng import below, uniform
-from nertz_env.engine.state import END_CALL, END_MAX_CYCLES, END_STALL, RUNNING
+from nertz_env.engine.state import (
+    AIR_ACTION,
+    AIR_CARD,
+    AIR_KIND,
+    AIR_TICKS,
+    END_CALL,
+    END_MAX_CYCLES,
+    END_STALL,
+    RUNNING,
+)
 
 
 @njit(cache=True, inline="always")
@@ -76,6 +94,8 @@ def deal(s, b, decks, cfg):
         s.collision[b, p] = False
         s.won_race[b, p] = False
         s.illegal[b, p] = False
+        for k in range(4):  # move_ticks: nothing in the air
+            s.air[b, p, k] = 0
         s.score[b, p] = -cfg[C_PENALTY] * n_nertz
         if cfg[C_BUILDS] != 0:  # R4.8: every dealt card starts with its owner (R1)
             for k in range(n_nertz):
@@ -208,10 +228,29 @@ def _player_view(s, b, p, n_work):
     return nertz_top, waste_top, s.work[b, p], work_len, s.found_tops[b], can_draw, any_empty
 
 
+@njit(cache=True, inline="always")
+def moves_take_time(cfg) -> bool:
+    """Option ``move_ticks``: some kind of move takes more than one tick."""
+    for k in range(C_TICKS + 1, C_TICKS_END):  # noqa: SIM110 - a loop numba compiles
+        if cfg[k] > 1:
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def waits_only(s, b, p, cfg) -> bool:
+    """Only WAIT is legal for ``p`` now: it is another seat's turn (R3 ``turn_based``: seat
+    ``tick % P`` is on turn, seat 0 first), or ``p``'s move is in the air (``move_ticks``)."""
+    if s.air[b, p, AIR_TICKS] > 0:
+        return True
+    return cfg[C_TURN_BASED] != 0 and s.tick[b] % cfg[C_PLAYERS] != p
+
+
 @njit(cache=True)
 def legal(s, b, p, kind, src, dst, n, cfg) -> bool:
-    """Whether player ``p`` may make a move now (R4); after the hand only WAIT (R5)."""
-    if s.ended[b] != RUNNING:
+    """Whether player ``p`` may make a move now (R4); after the hand only WAIT (R5), and only WAIT
+    off turn or with a move in the air (R3 timing options)."""
+    if s.ended[b] != RUNNING or waits_only(s, b, p, cfg):
         return kind == WAIT
     nt, wt, work, wl, tops, can_draw, any_empty = _player_view(s, b, p, cfg[C_WORK])
     return legal_row(kind, src, dst, n, nt, wt, work, wl, tops, can_draw, any_empty, cfg, b, p, s.nertz, s.nertz_len)
@@ -220,7 +259,7 @@ def legal(s, b, p, kind, src, dst, n, cfg) -> bool:
 @njit(cache=True)
 def legal_mask(s, b, p, cfg, table, out):
     """Write player ``p``'s mask over the catalogue ``table`` into ``out`` (int8)."""
-    if s.ended[b] != RUNNING:
+    if s.ended[b] != RUNNING or waits_only(s, b, p, cfg):
         for a in range(table.shape[0]):
             out[a] = table[a, 0] == WAIT
         return
@@ -287,14 +326,20 @@ def rotate_stock(s, b, p):
 
 @njit(cache=True)
 def stall_limit(s, b, cfg) -> int:
-    """R5: ticks for every player to turn through all of their stock and waste once."""
+    """R5: ticks for every player to turn through all of their stock and waste once: the DRAWs
+    of the player with the most, plus the one that turns the waste over, times the ticks between
+    one DRAW and the next: ``move_ticks["draw"]``, rounded up to whole rounds of ``P`` ticks under
+    ``turn_based`` (a player draws only on their turn)."""
     if cfg[C_STALL_TICKS] > 0:
         return cfg[C_STALL_TICKS]
     d = cfg[C_DRAW]
     most = 0
     for p in range(cfg[C_PLAYERS]):
         most = max(most, (s.stock_len[b, p] + s.waste_len[b, p] + d - 1) // d)
-    return most + 1
+    period = cfg[C_TICKS + DRAW]
+    if cfg[C_TURN_BASED] != 0:
+        period = (period + cfg[C_PLAYERS] - 1) // cfg[C_PLAYERS] * cfg[C_PLAYERS]
+    return (most + 1) * period
 
 
 @njit(cache=True)
@@ -393,40 +438,44 @@ def move_owners(s, b, buf):
             s.nertz_owner[b, t, s.nertz_len[b, t]] = owner[p]
 
 
-@njit(cache=True)
-def step(s, b, actions, cfg, table, speed):
-    """Resolve one tick of game ``b``; ``actions[p]`` indexes the catalogue ``table``."""
+@njit(cache=True, inline="always")
+def moving_card(s, b, p, kind, src, n) -> int:
+    """The card a move carries (the first card of a block), or -1 for DRAW, CALL and WAIT."""
+    if kind < TO_FOUNDATION:
+        return -1
+    return source_card(s, b, p, src, n)
+
+
+@njit(cache=True, inline="always")
+def _land(s, b, p, cfg, table, kind, src, dst, cnt):
+    """``move_ticks``: player ``p``'s move in the air lands now. It is judged again on the table at
+    the start of the tick (R3) and must still carry the card it took off with; if it cannot land
+    (its foundation pile was taken meanwhile), the card stays where it was, reported as a
+    collision (R6). Otherwise it joins the tick's moves and their races."""
+    a = s.air[b, p, AIR_ACTION]
+    k_, s_, d_, n_ = table[a, 0], table[a, 1], table[a, 2], table[a, 3]
+    s.air[b, p, AIR_TICKS] = 0
+    nt, wt, work, wl, tops, can_draw, any_empty = _player_view(s, b, p, cfg[C_WORK])
+    if (
+        legal_row(k_, s_, d_, n_, nt, wt, work, wl, tops, can_draw, any_empty, cfg, b, p, s.nertz, s.nertz_len)
+        and moving_card(s, b, p, k_, s_, n_) == s.air[b, p, AIR_CARD]
+    ):
+        kind[p], src[p], dst[p], cnt[p] = k_, s_, d_, n_
+    else:
+        src[p] = s_  # R4.8: a failed landing from the Nertz pile still had the owner's hand on it
+        s.collision[b, p] = True
+
+
+@njit(cache=True, inline="always")
+def _resolve(s, b, buf, cfg, speed) -> bool:
+    """The foundation races (R6), the R4.8 build races, and then every move of the tick at once
+    (R3), for the moves ``kind, src, dst, cnt`` in rows 0-3 of ``buf`` (the other rows are
+    scratch, all zero). Returns whether any was progress (R5)."""
     n_players = cfg[C_PLAYERS]
-    for p in range(n_players):
-        s.collision[b, p] = False
-        s.won_race[b, p] = False
-        s.illegal[b, p] = False
-    if s.ended[b] != RUNNING:
-        return
-    n_actions = table.shape[0]
-    builds = cfg[C_BUILDS] != 0
-    # One scratch allocation per tick: kind, src, dst, cnt, card, pile, claimants, won/done flags,
-    # and for R4.8 who plays from their own Nertz pile and the owner of each moving card.
-    buf = np.zeros((11, n_players), np.int64)
     kind, src, dst, cnt, card = buf[0], buf[1], buf[2], buf[3], buf[4]
     pile, claimants, won, done, owner = buf[5], buf[6], buf[7], buf[8], buf[10]
-    nertz, nertz_len = s.nertz, s.nertz_len  # R4.8 targets, read once (no view, no count per player)
-    # R3: every action is judged on the state at the start of the tick; illegal ones are WAIT.
     for p in range(n_players):
         owner[p] = p
-        a = actions[p]
-        if a < 0 or a >= n_actions:
-            s.illegal[b, p] = True
-            continue
-        k_, s_, d_, n_ = table[a, 0], table[a, 1], table[a, 2], table[a, 3]
-        # The rule is legal_row's; the player's view is read here rather than through legal(s, ...),
-        # whose passing of the whole state costs more than the check itself.
-        nt, wt, work, wl, tops, can_draw, any_empty = _player_view(s, b, p, cfg[C_WORK])
-        if legal_row(k_, s_, d_, n_, nt, wt, work, wl, tops, can_draw, any_empty, cfg, b, p, nertz, nertz_len):
-            kind[p], src[p], dst[p], cnt[p] = k_, s_, d_, n_
-        else:
-            s.illegal[b, p] = True
-
     # R6: races for the same foundation card. Piles are chosen on the start-of-tick table, so
     # the assignment is made before any card lands.
     card[:] = -1
@@ -463,7 +512,7 @@ def step(s, b, actions, cfg, table, speed):
                 f += 1
             pile[q] = f
             f += 1
-    if builds:  # R4.8: races for the other players' Nertz piles, then where each card's owner goes
+    if cfg[C_BUILDS] != 0:  # R4.8: races for the other players' Nertz piles, then where each card's owner goes
         resolve_builds(s, b, buf, cfg, speed)
         move_owners(s, b, buf)
 
@@ -524,31 +573,121 @@ def step(s, b, actions, cfg, table, speed):
             pop_source(s, b, p, src[p])
             progress = True  # R5 reading: a build is progress (like a card leaving a Nertz pile or the waste)
     s.n_found[b] = n_found
-    s.tick[b] += 1
+    return progress
 
+
+@njit(cache=True, inline="always")
+def _score(s, b, cfg) -> bool:
+    """R4.6 auto_call and the R7 running score; returns whether anyone has called."""
     any_call = False
-    for p in range(n_players):
+    for p in range(cfg[C_PLAYERS]):
         if cfg[C_AUTO_CALL] != 0 and s.nertz_len[b, p] == 0:  # R4.6 auto_call
             s.called[b, p] = True
         any_call = any_call or s.called[b, p]
         s.score[b, p] = (  # R7
             s.on_found[b, p] - cfg[C_PENALTY] * s.nertz_len[b, p] + (cfg[C_BONUS] if s.called[b, p] else 0)
         )
-    if any_call:  # R5: the hand ends at the end of the tick of the call
-        s.ended[b] = END_CALL
+    return any_call
+
+
+@njit(cache=True, inline="always")
+def _progress_in_air(s, b, table, n_players) -> bool:
+    """``move_ticks``: a move in the air that may be progress when it lands (R5), or a call."""
+    for p in range(n_players):
+        if s.air[b, p, AIR_TICKS] > 0:
+            a = s.air[b, p, AIR_ACTION]
+            if s.air[b, p, AIR_KIND] != DRAW and not (s.air[b, p, AIR_KIND] == TO_WORK and table[a, 1] >= WORK_SOURCE):
+                return True
+    return False
+
+
+@njit(cache=True)
+def _land_all(s, b, cfg, table, speed):
+    """R5 "cards in the air complete their move": when the hand ends, every move still in the air
+    lands at the end of the final tick, judged on the table the tick's own moves left, racing one
+    another by R6. A call among them counts, and so does a Nertz pile they empty under auto_call."""
+    buf = np.zeros((11, cfg[C_PLAYERS]), np.int64)
+    landing = False
+    for p in range(cfg[C_PLAYERS]):
+        if s.air[b, p, AIR_TICKS] > 0:
+            _land(s, b, p, cfg, table, buf[0], buf[1], buf[2], buf[3])
+            landing = True
+    if landing:
+        _resolve(s, b, buf, cfg, speed)
+        if _score(s, b, cfg):
+            s.ended[b] = END_CALL
+
+
+@njit(cache=True)
+def step(s, b, actions, cfg, table, speed):
+    """Resolve one tick of game ``b``; ``actions[p]`` indexes the catalogue ``table``."""
+    n_players = cfg[C_PLAYERS]
+    for p in range(n_players):
+        s.collision[b, p] = False
+        s.won_race[b, p] = False
+        s.illegal[b, p] = False
+    if s.ended[b] != RUNNING:
         return
-    if progress:
+    n_actions = table.shape[0]
+    # One scratch allocation per tick: kind, src, dst, cnt, card, pile, claimants, won/done flags,
+    # and for R4.8 who plays from their own Nertz pile and the owner of each moving card.
+    buf = np.zeros((11, n_players), np.int64)
+    kind, src, dst, cnt = buf[0], buf[1], buf[2], buf[3]
+    nertz, nertz_len = s.nertz, s.nertz_len  # R4.8 targets, read once (no view, no count per player)
+    timed = moves_take_time(cfg)
+    turn = s.tick[b] % n_players if cfg[C_TURN_BASED] != 0 else -1
+    # R3: every action is judged on the state at the start of the tick; illegal ones are WAIT.
+    for p in range(n_players):
+        a = actions[p]
+        if s.air[b, p, AIR_TICKS] > 0:  # move_ticks: only WAIT while the move is in the air
+            if a < 0 or a >= n_actions or table[a, 0] != WAIT:
+                s.illegal[b, p] = True
+            if s.air[b, p, AIR_TICKS] == 1:
+                _land(s, b, p, cfg, table, kind, src, dst, cnt)
+            else:
+                s.air[b, p, AIR_TICKS] -= 1
+            continue
+        if a < 0 or a >= n_actions:
+            s.illegal[b, p] = True
+            continue
+        k_, s_, d_, n_ = table[a, 0], table[a, 1], table[a, 2], table[a, 3]
+        if p != turn and turn >= 0 and k_ != WAIT:  # R3 turn_based: off turn only WAIT
+            s.illegal[b, p] = True
+            continue
+        # The rule is legal_row's; the player's view is read here rather than through legal(s, ...),
+        # whose passing of the whole state costs more than the check itself.
+        nt, wt, work, wl, tops, can_draw, any_empty = _player_view(s, b, p, cfg[C_WORK])
+        if not legal_row(k_, s_, d_, n_, nt, wt, work, wl, tops, can_draw, any_empty, cfg, b, p, nertz, nertz_len):
+            s.illegal[b, p] = True
+        elif timed and cfg[C_TICKS + k_] > 1:  # move_ticks: it takes off now and lands later
+            s.air[b, p, AIR_TICKS] = cfg[C_TICKS + k_] - 1
+            s.air[b, p, AIR_ACTION] = a
+            s.air[b, p, AIR_KIND] = k_
+            s.air[b, p, AIR_CARD] = moving_card(s, b, p, k_, s_, n_)
+        else:
+            kind[p], src[p], dst[p], cnt[p] = k_, s_, d_, n_
+
+    progress = _resolve(s, b, buf, cfg, speed)
+    s.tick[b] += 1
+
+    if _score(s, b, cfg):  # R5: the hand ends at the end of the tick of the call
+        s.ended[b] = END_CALL
+    elif progress:
         s.since_progress[b] = 0
         s.rotations[b] = 0
     else:
         s.since_progress[b] += 1
-        if s.since_progress[b] >= stall_limit(s, b, cfg):  # R5 stall
+        # R5 stall. With move_ticks it waits for every move in the air that may be progress, so a
+        # rotation never strands a card in the air (a DRAW in the air turns the rotated stock).
+        if s.since_progress[b] >= stall_limit(s, b, cfg) and not (timed and _progress_in_air(s, b, table, n_players)):
             if s.rotations[b] >= cfg[C_MAX_ROT]:
                 s.ended[b] = END_STALL
-                return
-            for p in range(n_players):
-                rotate_stock(s, b, p)
-            s.rotations[b] += 1
-            s.since_progress[b] = 0
-    if s.tick[b] >= cfg[C_MAX_CYCLES]:  # R5: truncation
+            else:
+                for p in range(n_players):
+                    rotate_stock(s, b, p)
+                s.rotations[b] += 1
+                s.since_progress[b] = 0
+    if s.ended[b] == RUNNING and s.tick[b] >= cfg[C_MAX_CYCLES]:  # R5: truncation
         s.ended[b] = END_MAX_CYCLES
+    if timed and s.ended[b] != RUNNING:
+        _land_all(s, b, cfg, table, speed)

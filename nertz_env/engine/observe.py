@@ -18,9 +18,10 @@ from numba.core import ir_utils
 from numba.extending import intrinsic, overload
 
 from nertz_env.actions import TO_FOUNDATION, TO_NERTZ, TO_WORK, UNDER, WAIT, WORK_SOURCE
-from nertz_env.config import C_PLAYERS, C_REWARD, C_WORK
-from nertz_env.engine.core import legal_row, step
-from nertz_env.engine.state import RUNNING, State
+from nertz_env.config import C_EPISODE, C_PARTNERS, C_PLAYERS, C_REWARD, C_TURN_BASED, C_WORK
+from nertz_env.engine.core import legal_row, moves_take_time, step, waits_only
+from nertz_env.engine.match import episode_over, match_step, n_teams, running_value, tails_size, write_tails
+from nertz_env.engine.state import AIR_CARD, AIR_KIND, AIR_TICKS, RUNNING, State
 
 REWARD_DENSE, REWARD_SPARSE, REWARD_RELATIVE = 0, 1, 2
 
@@ -83,6 +84,9 @@ def raw_state(s):
         raw(s.n_found), raw(s.found_tops), raw(s.on_found), raw(s.called), raw(s.score), raw(s.tick),
         raw(s.since_progress), raw(s.rotations), raw(s.ended), raw(s.rng), raw(s.collision), raw(s.won_race),
         raw(s.illegal),
+        raw(s.air),  # option move_ticks
+        # episode="match" and partners (R8)
+        raw(s.match_seats), raw(s.match_info),
         raw(s.nertz_owner), raw(s.work_owner),  # nertz_builds (R4.8)
     )  # fmt: skip
 
@@ -115,6 +119,15 @@ def obs_size(n_players, n_work) -> int:
 @njit(cache=True, inline="always")
 def state_size(n_players, n_work) -> int:
     return obs_size(n_players, n_work) - 105 + n_players * 156
+
+
+@njit(cache=True, inline="always")
+def timing_size(cfg) -> int:
+    """The timing section at the end of observations and state vectors, present only with its
+    options: who is on turn (``turn_based``, one flag per seat), then per player the ticks until
+    their move in the air lands, its kind and its card + 1 (``move_ticks``)."""
+    n = cfg[C_PLAYERS]
+    return (n if cfg[C_TURN_BASED] != 0 else 0) + (3 * n if moves_take_time(cfg) else 0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -175,6 +188,25 @@ def _globals(s, b, out, o):
     out[o + 53] = min(s.rotations[b], 127)
 
 
+@njit(cache=True, inline="always")
+def _timing(s, b, cfg, v, out, o):
+    """The timing section (``timing_size``) from seat ``v`` on, at ``out[o:]``: entry ``q`` of each
+    part is about seat ``(v + q) % P`` (egocentric for a viewer, seat order for ``v = 0``)."""
+    n = cfg[C_PLAYERS]
+    if cfg[C_TURN_BASED] != 0:  # R3: the seat on turn
+        turn = s.tick[b] % n
+        for q in range(n):
+            out[o + q] = (v + q) % n == turn
+        o += n
+    if moves_take_time(cfg):  # each player's move in the air: public, the card is face up
+        for q in range(n):
+            p = (v + q) % n
+            t = s.air[b, p, AIR_TICKS]
+            out[o + q] = t
+            out[o + n + q] = s.air[b, p, AIR_KIND] if t > 0 else 0
+            out[o + 2 * n + q] = s.air[b, p, AIR_CARD] + 1 if t > 0 else 0
+
+
 @njit(cache=True)
 def observe_game(s, b, cfg, out):
     """Write the observation of every player of game ``b`` into ``out[P, D]``."""
@@ -207,6 +239,12 @@ def observe_game(s, b, cfg, out):
             for t in range(k):
                 dst[mem + 52 + stock[v, t]] = k - t  # 1 = the next card to turn
             dst[mem + 104] = 1
+    if cfg[C_TURN_BASED] != 0 or moves_take_time(cfg):
+        for v in range(n_players):
+            _timing(s, b, cfg, v, out[v], size)
+    if tails_size(cfg) > 0:  # R8: partners and match sections, per viewer, after the timing section
+        for v in range(n_players):
+            write_tails(s, b, cfg, v, out[v], size + timing_size(cfg))
 
 
 @njit(cache=True)
@@ -230,6 +268,10 @@ def state_vector(s, b, cfg, out):
         for t in range(w):
             out[o + 104 + s.waste[b, p, t]] = w - t  # 1 = the top
         o += 156
+    if cfg[C_TURN_BASED] != 0 or moves_take_time(cfg):
+        _timing(s, b, cfg, 0, out, o)
+    if tails_size(cfg) > 0:  # R8 sections as seat 0 sees them: players in seat order
+        write_tails(s, b, cfg, 0, out, o + timing_size(cfg))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -277,6 +319,10 @@ def legal_masks(s, b, cfg, table, plan, out):
     nertz, nertz_len = s.nertz, s.nertz_len  # the targets of R4.8 (whole: raw, so no view is made)
     for p in range(n_players):
         mask = out[p]
+        if waits_only(s, b, p, cfg):  # R3 timing options: off turn, or a move in the air
+            for a in range(n_actions):
+                mask[a] = table[a, 0] == WAIT
+            continue
         for a in range(n_actions):
             mask[a] = 0
         k = s.nertz_len[b, p]
@@ -331,9 +377,13 @@ def legal_masks(s, b, cfg, table, plan, out):
 
 @njit(cache=True)
 def rewards(s, b, prev_score, cfg, out):
-    """Rewards of the tick that moved the scores from ``prev_score`` (option ``reward``)."""
+    """Rewards of the tick that moved the scores from ``prev_score`` (option ``reward``);
+    ``prev_score`` holds ``match.running_value`` before the tick (the scores, in a single hand)."""
     n_players = cfg[C_PLAYERS]
     mode = cfg[C_REWARD]
+    if cfg[C_EPISODE] != 0 or cfg[C_PARTNERS] != 0:
+        _r8_rewards(s, b, prev_score, cfg, out)
+        return
     total = 0.0
     for p in range(n_players):
         if mode == REWARD_SPARSE:
@@ -347,6 +397,36 @@ def rewards(s, b, prev_score, cfg, out):
 
 
 @njit(cache=True)
+def _r8_rewards(s, b, prev_score, cfg, out):
+    """``rewards`` with partners or matches (R8). A match's running value is its totals plus the
+    hand in play, so dense rewards run across hands; sparse pays the totals when the match ends.
+    With partners each player is paid their team's figure (both partners' summed), and relative
+    is the team's figure minus the mean of the other teams'."""
+    n_players = cfg[C_PLAYERS]
+    mode = cfg[C_REWARD]
+    over = episode_over(s, b, cfg)
+    for p in range(n_players):
+        value = running_value(s, b, p, cfg)
+        if mode == REWARD_SPARSE:
+            out[p] = value if over else 0
+        else:
+            out[p] = value - prev_score[p]
+    if cfg[C_PARTNERS] != 0:
+        half = n_players // 2
+        for p in range(half):
+            team = out[p] + out[p + half]
+            out[p] = team
+            out[p + half] = team
+    if mode == REWARD_RELATIVE:
+        teams = n_teams(cfg)
+        total = 0.0
+        for t in range(teams):  # seat t plays in team t
+            total += out[t]
+        for p in range(n_players):
+            out[p] = out[p] - (total - out[p]) / (teams - 1)
+
+
+@njit(cache=True)
 def observe_and_mask(s, b, cfg, table, obs, masks):
     observe_game(s, b, cfg, obs)
     legal_masks(s, b, cfg, table, mask_plan(table), masks)
@@ -354,9 +434,12 @@ def observe_and_mask(s, b, cfg, table, obs, masks):
 
 @njit(cache=True)
 def advance(s, b, actions, cfg, table, speed, prev_score, obs, masks, reward_out):
-    """One tick of game ``b`` followed by its rewards, observations and masks."""
+    """One tick of game ``b`` followed by its rewards, observations and masks; in a match (R8) an
+    ended hand is added to the totals and the next one dealt (``match.match_step``)."""
     for p in range(cfg[C_PLAYERS]):
-        prev_score[p] = s.score[b, p]
+        prev_score[p] = running_value(s, b, p, cfg)
     step(s, b, actions, cfg, table, speed)
+    if cfg[C_EPISODE] != 0:
+        match_step(s, b, cfg)
     rewards(s, b, prev_score, cfg, reward_out)
     observe_and_mask(s, b, cfg, table, obs, masks)

@@ -16,6 +16,20 @@ import numpy as np
 
 RUNNING, END_CALL, END_STALL, END_MAX_CYCLES = 0, 1, 2, 3
 END_REASONS = (None, "call", "stall", "max_cycles")
+# Columns of State.air (option move_ticks): the move in the air lands in the AIR_TICKS-th tick from
+# now (0: nothing in the air); its catalogue row; its action kind; the card it carries (the first
+# of a block; -1 for DRAW and CALL).
+AIR_TICKS, AIR_ACTION, AIR_KIND, AIR_CARD = range(4)
+# The state of a match (R8, ``episode="match"``): hands to play, a tie being played off, decided,
+# or stopped undecided at ``max_hands`` (a truncation).
+MATCH_PLAYING, MATCH_TIE_BREAK, MATCH_DECIDED, MATCH_CAPPED = 0, 1, 2, 3
+# Rows of ``State.match_seats`` (per seat): the match totals of the finished hands, the R7 scores
+# of the hand that ended last, who may still win the match (1; after a tie only the tied), and who
+# called in the hand that ended last.
+MS_TOTAL, MS_LAST, MS_CONTENDER, MS_CALLED = 0, 1, 2, 3
+# Columns of ``State.match_info`` (per game): hands finished, MATCH_*, ticks of the match over all
+# hands, whether a hand ended in the last tick, and that hand's end reason (END_*) and ticks.
+MI_HANDS, MI_STATE, MI_TICKS, MI_HAND_OVER, MI_LAST_REASON, MI_LAST_TICKS = 0, 1, 2, 3, 4, 5
 
 
 class State(NamedTuple):
@@ -44,6 +58,13 @@ class State(NamedTuple):
     collision: np.ndarray  # bool [B, P]: lost a foundation race last tick (R6)
     won_race: np.ndarray  # bool [B, P]: won a contested race last tick (R6)
     illegal: np.ndarray  # bool [B, P]: last action was illegal and played as WAIT
+    # Option move_ticks (R3): each player's move in the air, one array (every State field costs
+    # the compiled calls that pass the state), columns AIR_*.
+    air: np.ndarray  # int16 [B, P, 4]
+    # episode="match" and partners (R8), packed in two arrays (each array is one more argument to
+    # unbox on every call from Python): rows MS_* per seat and columns MI_* per game.
+    match_seats: np.ndarray  # int32 [B, 4, P]: MS_TOTAL, MS_LAST, MS_CONTENDER, MS_CALLED
+    match_info: np.ndarray  # int32 [B, 6]: MI_HANDS, MI_STATE, MI_TICKS, MI_HAND_OVER, MI_LAST_REASON, MI_LAST_TICKS
     # nertz_builds (R4.8): the owner seat of each card of the Nertz and work piles (R1)
     nertz_owner: np.ndarray  # int8 [B, P, 52]
     work_owner: np.ndarray  # int8 [B, P, W, 13]
@@ -77,6 +98,10 @@ def new_state(batch: int, num_players: int, work_piles: int) -> State:
         collision=np.zeros((b, p), np.bool_),
         won_race=np.zeros((b, p), np.bool_),
         illegal=np.zeros((b, p), np.bool_),
+        # Option move_ticks
+        air=np.zeros((b, p, 4), np.int16),
+        match_seats=np.zeros((b, 4, p), np.int32),
+        match_info=np.zeros((b, 6), np.int32),
         nertz_owner=np.zeros((b, p, 52), np.int8),
         work_owner=np.zeros((b, p, w, 13), np.int8),
     )

@@ -1,0 +1,216 @@
+"""Features of every legal move, read from the observation alone (R9), for policies that score
+moves one by one (``agents.policy.build_scorer``) instead of reading a fixed 181-way head.
+
+A flat head has to learn pile-indexed lookups ("which card is exposed on work pile 2, and where can
+it go") from one-hot card planes. Here each legal move ``a`` of a row gets a short vector that says
+what *that* move does: its kind and source, the card it moves, whether it empties a pile or fills
+a space, what it exposes and whether the exposed card (or the Nertz top) can go somewhere next,
+the race for a foundation slot (R6), and the value the ``heuristic``'s short look-ahead gives it
+(``agents._search.score_moves``). No torch here: the trainer, the agents and the tests share it.
+
+>>> from nertz_env.vector import NertzVectorEnv
+>>> env = NertzVectorEnv(2, seed=0)
+>>> obs, masks = env.reset()
+>>> rows, acts, feats = ActionFeatures(env.config)(obs.reshape(8, -1), masks.reshape(8, -1))
+>>> feats.shape == (int(masks.sum()), N_FEATURES) and bool((masks.reshape(8, -1)[rows, acts] == 1).all())
+True
+
+The pairs come in row-major order (``np.nonzero(masks)``), so ``rows`` is sorted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from agents._judge import race_cards
+from agents._kernels import read_top, read_tops, read_waste, read_work
+from agents._search import score_moves
+from agents.base import (
+    O_BLOCK,
+    O_CALLED,
+    O_FOUNDATION,
+    O_FOUNDATION_TOPS,
+    O_NERTZ_COUNT,
+    O_NERTZ_TOP,
+    O_PLAYERS,
+    O_SINCE_PROGRESS,
+    O_STOCK_COUNT,
+    O_WASTE_COUNT,
+    O_WORK0,
+    O_WORK_PILES,
+    observation_offsets,
+)
+from nertz_env.actions import CALL, DRAW, NERTZ, TO_FOUNDATION, TO_WORK, WAIT, WASTE, WORK_SOURCE
+from nertz_env.config import C_BONUS, C_PENALTY, NertzConfig
+from nertz_env.engine.core import builds_on, rank
+
+# Columns of the feature vector.
+# fmt: off
+(
+    F_WAIT, F_DRAW, F_CALL, F_TO_FOUNDATION, F_TO_WORK, F_UNDER,  # the kind (R4)
+    F_FROM_NERTZ, F_FROM_WASTE, F_FROM_WORK,  # the source
+    F_RANK, F_ACE, F_TWO, F_KING,  # the card moved (the bottom card of a block)
+    F_BLOCK, F_EMPTIES_SOURCE, F_INTO_SPACE, F_DST_HEIGHT,
+    F_FOUNDATION_READY,  # the card moved could go to a foundation now (R4.2)
+    F_RACE,  # opponents who could put the same card on the same foundation slot now (R6)
+    F_REVEALS_NERTZ, F_LAST_NERTZ,  # a new Nertz card turns up / the Nertz pile empties
+    F_EXPOSES, F_EXPOSED_TO_FOUNDATION, F_EXPOSED_TO_WORK, F_NERTZ_ONTO_EXPOSED,
+    F_NERTZ_FOLLOWS, F_NERTZ_TO_FOUNDATION_AFTER,
+    F_LOOKAHEAD, F_LOOKAHEAD_GAP, F_SHOULD_CALL,  # the heuristic's look-ahead (agents._search)
+    F_NERTZ_LEFT, F_LEAD, F_SPACES, F_SINCE_PROGRESS, F_STOCK_LEFT, F_WASTE_LEFT,  # the row's own facts
+) = range(36)
+# fmt: on
+N_FEATURES = 36
+LOOKAHEAD_COLUMNS = (F_LOOKAHEAD, F_LOOKAHEAD_GAP, F_SHOULD_CALL)
+
+
+@njit(cache=True, inline="always")
+def _to_foundation(card, tops) -> bool:
+    """R4.2: an ace starts a pile, any other card needs a pile of its suit one lower."""
+    r = rank(card)
+    return r == 1 or tops[card // 13, r - 1] > 0
+
+
+@njit(cache=True)
+def fill_features(obs, masks, table, off, cfg, params, rows_single, ww_row, rows_eval, n_nertz, feats):
+    """``feats[k]``: the features of the ``k``-th legal (row, action) pair in row-major order."""
+    n_rows, n_actions = masks.shape
+    n_work, n_players, block = off[O_WORK_PILES], off[O_PLAYERS], off[O_BLOCK]
+    penalty, bonus = cfg[C_PENALTY], cfg[C_BONUS]
+    values = np.empty((n_rows, n_actions), np.float64)
+    call = np.zeros(n_rows, np.bool_)
+    score_moves(obs, masks, table, off, cfg, params, rows_single, ww_row, rows_eval, n_nertz, values, call)
+    work = np.zeros((n_work, 13), np.int64)
+    work_len = np.zeros(n_work, np.int64)
+    tops = np.zeros((4, 14), np.int64)
+    waste = np.zeros(52, np.int64)
+    opp_work = np.zeros((n_work, 13), np.int64)
+    opp_len = np.zeros(n_work, np.int64)
+    contested = np.zeros(52, np.int64)
+    k = 0
+    for row in range(n_rows):
+        o = obs[row]
+        nertz_top = read_top(o, off[O_NERTZ_TOP])
+        n_left = o[off[O_NERTZ_COUNT]]
+        wsl = read_waste(o, off, waste)
+        read_work(o, off[O_WORK0], n_work, work, work_len)
+        read_tops(o, off[O_FOUNDATION_TOPS], tops)
+        race_cards(o, off, n_players, block, n_work, opp_work, opp_len, contested)
+        spaces = 0
+        for j in range(n_work):
+            spaces += work_len[j] == 0
+        # R7 scores as the table shows them: the lead over the best opponent.
+        best_opp = -1e9
+        mine = 0.0
+        for q in range(n_players):
+            base = q * block
+            found = 0
+            for c in range(52):
+                found += o[base + off[O_FOUNDATION] + c]
+            s = found - penalty * o[base + off[O_NERTZ_COUNT]] + (bonus if o[base + off[O_CALLED]] else 0)
+            if q == 0:
+                mine = s
+            elif s > best_opp:
+                best_opp = s
+        vmax = -np.inf
+        for a in range(n_actions):
+            if masks[row, a] != 0 and values[row, a] > vmax:
+                vmax = values[row, a]
+        root = values[row, 0]
+        for a in range(n_actions):
+            if masks[row, a] == 0:
+                continue
+            f = feats[k]
+            f[:] = 0.0
+            k += 1
+            kind, src, dst, n = table[a, 0], table[a, 1], table[a, 2], table[a, 3]
+            f[F_WAIT + kind] = 1.0
+            f[F_NERTZ_LEFT] = n_left / 13.0
+            f[F_LEAD] = max(-3.0, min(3.0, (mine - best_opp) / 10.0))
+            f[F_SPACES] = spaces / n_work
+            f[F_SINCE_PROGRESS] = min(o[off[O_SINCE_PROGRESS]], 60) / 60.0
+            f[F_STOCK_LEFT] = o[off[O_STOCK_COUNT]] / 52.0
+            f[F_WASTE_LEFT] = o[off[O_WASTE_COUNT]] / 52.0
+            v = values[row, a]
+            if v > -np.inf:
+                f[F_LOOKAHEAD] = max(-3.0, min(6.0, v - root)) / 3.0
+                f[F_LOOKAHEAD_GAP] = max(-6.0, v - vmax) / 3.0
+            else:
+                f[F_LOOKAHEAD_GAP] = -2.0
+            if kind == CALL:
+                f[F_SHOULD_CALL] = 1.0 if call[row] else 0.0
+            if kind in (WAIT, DRAW, CALL):
+                continue
+            # The card that moves, and what the source shows afterwards.
+            exposed = -1
+            if src == NERTZ:
+                card = nertz_top
+                f[F_FROM_NERTZ] = 1.0
+                f[F_REVEALS_NERTZ] = 1.0 if n_left > 1 else 0.0
+                f[F_LAST_NERTZ] = 1.0 if n_left == 1 else 0.0
+            elif src == WASTE:
+                card = waste[wsl - 1]
+                f[F_FROM_WASTE] = 1.0
+                exposed = waste[wsl - 2] if wsl > 1 else -1
+            else:
+                i = src - WORK_SOURCE
+                card = work[i, work_len[i] - n]
+                f[F_FROM_WORK] = 1.0
+                f[F_EMPTIES_SOURCE] = 1.0 if n == work_len[i] else 0.0
+                exposed = work[i, work_len[i] - n - 1] if work_len[i] > n else -1
+            r = rank(card)
+            f[F_RANK] = r / 13.0
+            f[F_ACE] = 1.0 if r == 1 else 0.0
+            f[F_TWO] = 1.0 if r == 2 else 0.0
+            f[F_KING] = 1.0 if r == 13 else 0.0
+            f[F_BLOCK] = n / 13.0
+            f[F_FOUNDATION_READY] = 1.0 if _to_foundation(card, tops) else 0.0
+            if kind == TO_FOUNDATION:
+                if r > 1:
+                    f[F_RACE] = min(contested[card], 3) / 3.0
+                tops[card // 13, r] += 1  # the table after the move, for what comes next
+            else:
+                f[F_DST_HEIGHT] = work_len[dst] / 13.0
+                f[F_INTO_SPACE] = 1.0 if kind == TO_WORK and work_len[dst] == 0 else 0.0
+            if exposed >= 0:
+                f[F_EXPOSES] = 1.0
+                f[F_EXPOSED_TO_FOUNDATION] = 1.0 if _to_foundation(exposed, tops) else 0.0
+                if src >= WORK_SOURCE and nertz_top >= 0 and builds_on(nertz_top, exposed):
+                    f[F_NERTZ_ONTO_EXPOSED] = 1.0
+                for j in range(n_work):
+                    if j != src - WORK_SOURCE and work_len[j] > 0 and builds_on(exposed, work[j, work_len[j] - 1]):
+                        f[F_EXPOSED_TO_WORK] = 1.0
+            if src != NERTZ and nertz_top >= 0:
+                if kind == TO_WORK and src == WASTE and builds_on(nertz_top, card):
+                    f[F_NERTZ_FOLLOWS] = 1.0  # the moved card becomes a top the Nertz card fits on
+                f[F_NERTZ_TO_FOUNDATION_AFTER] = 1.0 if _to_foundation(nertz_top, tops) else 0.0
+            if kind == TO_FOUNDATION:
+                tops[card // 13, r] -= 1
+    return k
+
+
+class ActionFeatures:
+    """``features(obs[n, D], masks[n, N]) -> (rows, actions, feats[K, N_FEATURES])`` for the ``K``
+    legal pairs of a batch, under one config. ``lookahead=False`` leaves the ``heuristic``'s
+    look-ahead columns (``LOOKAHEAD_COLUMNS``) at zero, for policies that must learn without it."""
+
+    def __init__(self, config: NertzConfig | None = None, lookahead: bool = True):
+        from agents.heuristic import HeuristicAgent
+
+        teacher = HeuristicAgent(config)
+        self.config = teacher.config
+        self.table, self.offsets, self.cfg, self.params = teacher.table, teacher.offsets, teacher.cfg, teacher.params
+        self._rows = teacher._rows
+        self.lookahead = bool(lookahead)
+        assert (observation_offsets(self.config) == self.offsets).all()
+
+    def __call__(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        obs = np.ascontiguousarray(obs, dtype=np.int8)
+        masks = np.ascontiguousarray(masks, dtype=np.int8)
+        rows, acts = np.nonzero(masks)
+        feats = np.empty((len(rows), N_FEATURES), np.float32)
+        fill_features(obs, masks, self.table, self.offsets, self.cfg, self.params, *self._rows, feats)
+        if not self.lookahead:
+            feats[:, LOOKAHEAD_COLUMNS] = 0.0
+        return rows, acts, feats

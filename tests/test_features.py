@@ -1,0 +1,97 @@
+"""The move features of ``agents.features`` on exact tables (R10 fixed deals), and their
+agreement with the engine's mask and with the ``heuristic``'s own choice."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import make_deck, new_game, play
+
+import agents
+from agents import features as F
+from nertz_env.config import NertzConfig
+from nertz_env.vector import NertzVectorEnv
+
+CONFIG = NertzConfig(num_players=2, nertz_pile_size=3, collision="seat", stall_ticks=10_000)
+ME = make_deck(["KD", "5C", "AH"], ["9S", "8H", "2H", "QC"])  # AH on top of the Nertz pile
+RIVAL = make_deck(["KS", "QS", "2H"], ["TS", "9C", "8S", "7S"])  # the rival's own 2H shows
+
+
+def features_of(game, player=0):
+    obs, masks = game.obs[player : player + 1], game.masks[player : player + 1]
+    rows, acts, feats = F.ActionFeatures(game.config)(obs, masks)
+    return {game.catalogue.names[a]: f for a, f in zip(acts, feats)}
+
+
+def test_pairs_are_exactly_the_legal_moves_row_major():
+    env = NertzVectorEnv(8, seed=3, **CONFIG.to_dict())
+    obs, masks = env.reset()
+    for _ in range(30):
+        obs, masks, *_ = env.step(env.sample_actions())
+    o, m = obs.reshape(16, -1), masks.reshape(16, -1)
+    rows, acts, feats = F.ActionFeatures(CONFIG)(o, m)
+    expect_rows, expect_acts = np.nonzero(m)
+    assert (rows == expect_rows).all() and (acts == expect_acts).all()
+    assert feats.shape == (len(rows), F.N_FEATURES) and np.isfinite(feats).all()
+
+
+def test_r4_2_the_nertz_ace_to_a_foundation():
+    game = new_game(CONFIG, [ME, RIVAL])
+    f = features_of(game)
+    assert set(f) == {"wait", "draw", "nertz>foundation", "work1>work0:1"}
+    ace = f["nertz>foundation"]
+    assert ace[F.F_TO_FOUNDATION] == ace[F.F_FROM_NERTZ] == ace[F.F_ACE] == ace[F.F_FOUNDATION_READY] == 1
+    assert ace[F.F_RANK] == pytest.approx(1 / 13) and ace[F.F_NERTZ_LEFT] == pytest.approx(3 / 13)
+    assert ace[F.F_REVEALS_NERTZ] == 1 and ace[F.F_LAST_NERTZ] == 0 and ace[F.F_RACE] == 0
+    assert ace[F.F_LOOKAHEAD_GAP] == 0 and ace[F.F_LOOKAHEAD] > 0  # the heuristic's own pick
+    assert f["wait"][F.F_WAIT] == 1 and f["wait"][F.F_LOOKAHEAD] == 0
+
+
+def test_r4_3_a_work_card_onto_another_pile():
+    game = new_game(CONFIG, [ME, RIVAL])
+    move = features_of(game)["work1>work0:1"]  # 8H onto 9S
+    assert move[F.F_TO_WORK] == move[F.F_FROM_WORK] == move[F.F_EMPTIES_SOURCE] == 1
+    assert move[F.F_RANK] == pytest.approx(8 / 13) and move[F.F_BLOCK] == pytest.approx(1 / 13)
+    assert move[F.F_DST_HEIGHT] == pytest.approx(1 / 13)
+    assert move[F.F_INTO_SPACE] == move[F.F_EXPOSES] == move[F.F_FOUNDATION_READY] == 0
+
+
+def test_r6_a_race_for_the_same_foundation_slot():
+    game = new_game(CONFIG, [ME, RIVAL])
+    play(game, "nertz>foundation", "wait")  # AH up; the rival's 2H could take the same slot
+    f = features_of(game)
+    two = f["work2>foundation"]
+    assert two[F.F_TWO] == two[F.F_FOUNDATION_READY] == two[F.F_EMPTIES_SOURCE] == 1
+    assert two[F.F_RACE] == pytest.approx(1 / 3)
+    assert two[F.F_NERTZ_LEFT] == pytest.approx(2 / 13)
+
+
+def test_the_lookahead_features_rank_the_heuristic_choice_first():
+    env = NertzVectorEnv(16, seed=5)
+    obs, masks = env.reset()
+    heuristic = agents.make("heuristic")
+    for _ in range(40):
+        obs, masks, *_ = env.step(env.sample_actions())
+    o, m = obs.reshape(64, -1), masks.reshape(64, -1)
+    chosen = heuristic.act_batch(o, m)
+    rows, acts, feats = F.ActionFeatures(env.config)(o, m)
+    for r in range(64):
+        mine = feats[(rows == r) & (acts == chosen[r])][0]
+        if chosen[r] == 2:  # CALL
+            assert mine[F.F_SHOULD_CALL] == 1
+        else:
+            assert mine[F.F_LOOKAHEAD_GAP] == 0
+
+
+def test_without_lookahead_only_the_lookahead_columns_are_zero():
+    env = NertzVectorEnv(8, seed=5, **CONFIG.to_dict())
+    obs, masks = env.reset()
+    for _ in range(20):
+        obs, masks, *_ = env.step(env.sample_actions())
+    o, m = obs.reshape(16, -1), masks.reshape(16, -1)
+    _, _, full = F.ActionFeatures(CONFIG)(o, m)
+    _, _, bare = F.ActionFeatures(CONFIG, lookahead=False)(o, m)
+    cols = list(F.LOOKAHEAD_COLUMNS)
+    assert (bare[:, cols] == 0).all() and np.abs(full[:, cols]).sum() > 0
+    rest = [c for c in range(F.N_FEATURES) if c not in cols]
+    assert (bare[:, rest] == full[:, rest]).all()
