@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from agents._kernels import read_top, read_work
+from agents._kernels import NO_NERTZ, NO_NERTZ_LEN, read_top, read_work
 from agents.base import O_CALLED, O_FOUNDATION, O_NERTZ_COUNT, O_NERTZ_TOP, O_WASTE_TOP, O_WORK0
 from nertz_env.config import C_BONUS, C_PENALTY
 from nertz_env.engine.core import legal_row, rank, red
@@ -84,7 +84,7 @@ def opponent_view(obs, base, off, n_work, work, work_len, tops, cfg, table, rows
     for i in range(rows_eval.shape[0]):
         a = rows_eval[i]
         if legal_row(table[a, 0], table[a, 1], table[a, 2], table[a, 3], nertz_top, waste_top, work, work_len,
-                     tops, True, any_empty, cfg):
+                     tops, True, any_empty, cfg, 0, 0, NO_NERTZ, NO_NERTZ_LEN):
             gain = max(gain, penalty + 1 if i == 0 else penalty if i <= n_nertz else 1)
     return score, gain
 

@@ -11,8 +11,24 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.base import O_STOCK_KNOWN, O_STOCK_ORDER, O_WASTE_COUNT, O_WASTE_ORDER, O_WORK0, O_WORK_PILES
-from nertz_env.actions import CALL, DRAW, NERTZ, TO_FOUNDATION, TO_WORK, UNDER, WAIT, WASTE, WORK_SOURCE
+from agents.base import (
+    O_BLOCK,
+    O_NERTZ_COUNT,
+    O_STOCK_KNOWN,
+    O_STOCK_ORDER,
+    O_WASTE_COUNT,
+    O_WASTE_ORDER,
+    O_WORK0,
+    O_WORK_PILES,
+)
+from nertz_env.actions import CALL, DRAW, NERTZ, TO_FOUNDATION, TO_NERTZ, TO_WORK, UNDER, WAIT, WASTE, WORK_SOURCE
+
+# Every player's Nertz pile as empty (up to 8 players): what a look-ahead inside the viewer's own
+# layout hands the engine's ``legal_row`` for the targets of R4.8, so it never finds a build there.
+NO_NERTZ = np.zeros((1, 8, 52), np.int8)
+NO_NERTZ.setflags(write=False)
+NO_NERTZ_LEN = np.zeros((1, 8), np.int16)
+NO_NERTZ_LEN.setflags(write=False)
 
 
 @njit(cache=True)
@@ -116,7 +132,8 @@ def passive_priority(kind, src) -> int:
 def greedy_priority(kind, src, dst, n, work_len) -> int:
     """The seeds' advice as a fixed order: call at once; the Nertz top first (foundation, then a
     work pile, then a space); other cards to foundations before work piles; move a whole work pile
-    onto another to open a space; draw when nothing else helps."""
+    onto another to open a space; draw when nothing else helps. With R4.8: a waste card onto an
+    opponent's Nertz top, before a waste card onto a work pile."""
     if kind == CALL:
         return 100
     if src == NERTZ:
@@ -128,6 +145,8 @@ def greedy_priority(kind, src, dst, n, work_len) -> int:
             return 75
     if kind == TO_FOUNDATION:
         return 60
+    if kind == TO_NERTZ:  # R4.8: a waste card on an opponent's Nertz pile costs them a penalty (R7)
+        return 50 if src == WASTE else -1  # only from the waste: no card can go back, so no loops
     if src == WASTE and (kind == UNDER or (kind == TO_WORK and work_len[dst] > 0)):
         return 40
     if kind == TO_WORK and src >= WORK_SOURCE and n == work_len[src - WORK_SOURCE] and work_len[dst] > 0:
@@ -150,7 +169,9 @@ def choose_fixed(obs, masks, table, off, greedy, out):
             if masks[i, a] == 0:
                 continue
             if greedy:
-                p = greedy_priority(table[a, 0], table[a, 1], table[a, 2], table[a, 3], work_len)
+                p = greedy_priority(table[a, 0], table[a, 1], table[a, 2], table[a, 3], work_len) * 64
+                if table[a, 0] == TO_NERTZ:  # R4.8: onto the opponent nearest to calling (fewest Nertz cards)
+                    p += 52 - obs[i, table[a, 2] * off[O_BLOCK] + off[O_NERTZ_COUNT]]
             else:
                 p = passive_priority(table[a, 0], table[a, 1])
             if p > best_p:

@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from agents._judge import cycle_useful, race_cards, should_call
-from agents._kernels import read_stock, read_top, read_tops, read_waste, read_work
+from agents._kernels import NO_NERTZ, NO_NERTZ_LEN, read_stock, read_top, read_tops, read_waste, read_work
 from agents.base import (
     O_BLOCK,
     O_FOUNDATION,
@@ -38,6 +38,7 @@ from nertz_env.actions import (
     DRAW,
     NERTZ,
     TO_FOUNDATION,
+    TO_NERTZ,
     TO_WORK,
     UNDER,
     WAIT,
@@ -73,7 +74,7 @@ def _is_legal(a, table, d, nt, wk, wl, tp, waste, wsl, cfg) -> bool:
             any_empty = True
     return legal_row(
         table[a, 0], table[a, 1], table[a, 2], table[a, 3], top, _waste_top(waste, wsl[d]), wk[d], wl[d], tp[d],
-        True, any_empty, cfg,
+        True, any_empty, cfg, 0, 0, NO_NERTZ, NO_NERTZ_LEN,
     )
 
 
@@ -103,6 +104,9 @@ def _apply(a, table, d, nt, nc, wk, wl, tp, waste, wsl, fd):
             tp[e, suit, r - 1] -= 1
         tp[e, suit, r] += 1
         fd[e] += 1
+        if src >= WORK_SOURCE:
+            wl[e, src - WORK_SOURCE] -= 1
+    elif kind == TO_NERTZ:  # R4.8: the card leaves the viewer's layout for another's Nertz pile
         if src >= WORK_SOURCE:
             wl[e, src - WORK_SOURCE] -= 1
     elif kind == UNDER:
@@ -261,8 +265,8 @@ def score_moves(obs, masks, table, off, cfg, params, rows_single, ww_row, rows_e
             values[row, ACTION_DRAW] = root + params[P_DRAW]
         for a in range(table.shape[0]):
             kind = table[a, 0]
-            if mask[a] == 0 or kind in (WAIT, DRAW, CALL):
-                continue
+            if mask[a] == 0 or kind in (WAIT, DRAW, CALL, TO_NERTZ):
+                continue  # builds (R4.8) act on another player's layout, which the search does not play
             src, dst, n = table[a, 1], table[a, 2], table[a, 3]
             if src >= WORK_SOURCE and kind == TO_WORK and wl[0, dst] == 0 and n == wl[0, src - WORK_SOURCE]:
                 continue  # a whole pile into a space changes nothing

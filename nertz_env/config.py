@@ -26,7 +26,8 @@ C_TURN_BASED, C_BUILDS, C_PARTNERS = range(15, 18)
 C_TICKS = 18
 # R8 matches: C_EPISODE (1 = "match"), the target, the fixed number of hands (0 = play to the
 # target) and the cap on the hands of one match.
-C_EPISODE = C_TICKS + 1 + len(MOVE_KINDS)
+C_TICKS_END = C_TICKS + 1 + len(MOVE_KINDS)  # one past the last move kind's ticks
+C_EPISODE = C_TICKS_END
 C_TARGET, C_HANDS, C_MAX_HANDS = C_EPISODE + 1, C_EPISODE + 2, C_EPISODE + 3
 C_SIZE = C_MAX_HANDS + 1
 # A match total is observed exactly as sign, hundreds and rest (all int8); it must fit.

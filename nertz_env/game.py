@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from nertz_env import engine
-from nertz_env.actions import ActionCatalogue
+from nertz_env.actions import TO_NERTZ, ActionCatalogue
 from nertz_env.cards import card_name, parse_deck
 from nertz_env.config import NertzConfig
 from nertz_env.engine.state import AIR_ACTION, AIR_CARD, AIR_TICKS
@@ -99,6 +99,19 @@ class Game:
             return f"call needs an empty Nertz pile (R4.6); {int(p.nertz_len[0, player])} cards are left"
         if name == "draw":
             return "stock and waste are both empty (R4.1)"
+        if kind == TO_NERTZ:
+            if not self.config.nertz_builds:
+                return "builds on another player's Nertz pile need nertz_builds=True (R4.8)"
+            seat = (player + dst) % self.config.num_players
+            target = s["players"][seat]["nertz"]
+            if not target:
+                return f"player {seat}'s Nertz pile is empty; there is no top to build on (R4.8)"
+            if len(target) >= p.nertz.shape[2]:
+                return f"player {seat}'s Nertz pile is full ({len(target)} cards) (R4.8)"
+            return (
+                f"R4.8 needs a card of the suit of player {seat}'s Nertz top {target[-1]}, one rank higher or "
+                f"lower ({name!r})"
+            )
         pl = s["players"][player]
         nertz = pl["nertz"][-1] if pl["nertz"] else None
         waste = pl["waste"][-1] if pl["waste"] else None
@@ -222,7 +235,9 @@ class Game:
         return out
 
     def snapshot(self) -> dict[str, Any]:
-        """The whole table as a JSON-ready dict, every pile bottom to top (R10)."""
+        """The whole table as a JSON-ready dict, every pile bottom to top (R10). With
+        ``nertz_builds`` (R4.8) each player also lists the owner seat of every card of their Nertz
+        pile (``nertz_owners``) and work piles (``work_owners``), parallel to ``nertz`` and ``work``."""
         s = self.state
         names = [card_name(c) for c in range(52)]
         players = []
@@ -238,6 +253,11 @@ class Game:
                     "waste": [names[c] for c in s.waste[0, p, : s.waste_len[0, p]]],
                 }
             )
+            if self.config.nertz_builds:
+                players[p]["nertz_owners"] = s.nertz_owner[0, p, : s.nertz_len[0, p]].tolist()
+                players[p]["work_owners"] = [
+                    s.work_owner[0, p, j, : s.work_len[0, p, j]].tolist() for j in range(self.config.work_piles)
+                ]
         foundations = [
             {
                 "cards": [[int(g) // 52, names[int(g) % 52]] for g in s.found[0, f, : s.found_len[0, f]]],

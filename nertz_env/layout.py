@@ -28,7 +28,13 @@ playing to a target).
 The state vector (``env.state()``) has the same blocks in seat order (``seat{p}``), the shared
 table, then each player's hidden cards: ``seat{p}.nertz_order`` (1 = bottom),
 ``seat{p}.stock_order`` (1 = next to turn) and ``seat{p}.waste_order`` (1 = top), then the timing
-section in seat order.
+section in seat order. With R4.8 a Nertz pile may hold the same card code twice (its holder's own
+card and a built one); its ``nertz_order`` then shows the upper of the two.
+
+With ``nertz_builds`` (R4.8) a player's Nertz and work piles may hold cards of other decks. They
+show by their card code in the block of the player who holds them (a work pile still holds each
+rank once, so its order still follows from its ranks); ``foundation`` still marks a card in its
+owner's block. Ownership in layouts is not encoded (``Game.snapshot()`` lists it).
 """
 
 from __future__ import annotations
@@ -80,7 +86,8 @@ class ObservationLayout:
     def _block(prefix, o, w, config, slices, high):
         parts = [("nertz_top", 52, 1)] + [(f"work{j}", 52, 1) for j in range(w)]
         parts += [("waste_top", 52, 1), ("foundation", 52, 1)]
-        parts += [("nertz_count", 1, 52 - w), ("stock_count", 1, 52), ("waste_count", 1, 52), ("called", 1, 1)]
+        most = 52 if config.nertz_builds else 52 - w  # R4.8 builds can fill a Nertz pile's 52 places
+        parts += [("nertz_count", 1, most), ("stock_count", 1, 52), ("waste_count", 1, 52), ("called", 1, 1)]
         for name, size, top in parts:
             slices[f"{prefix}.{name}"] = slice(o, o + size)
             high.append(np.full(size, top))

@@ -18,7 +18,9 @@ the waste top and the cards on foundations, then the Nertz, stock and waste coun
 player called. Then the viewer's memory of their own waste (and stock, once turned through), then
 the foundation tops and the stall counters. Nothing hidden is encoded: no Nertz card below the
 top, no opponent's stock or waste below the top. `env.unwrapped.observation_layout.slices` names
-every part (see `nertz_env.layout`).
+every part (see `nertz_env.layout`). With `nertz_builds` (R4.8) a card built onto a player's
+Nertz pile shows by its card code in that player's block, wherever it goes next (its owner is not
+encoded; `snapshot()` lists it).
 
 ## Legal Actions Mask
 `observation["action_mask"][a] == 1` iff action `a` is legal now (R4), computed on the table at the
@@ -27,7 +29,9 @@ start of the tick (R3). WAIT is always legal, so the mask is never all zeros.
 ## Action Space
 Named as in R10: `wait`, `draw`, `call`, `nertz>foundation`, `waste>foundation`,
 `work{i}>foundation`, `nertz>work{j}`, `waste>work{j}`, `nertz>under{j}`, `waste>under{j}` (when
-`slide_under`), `work{i}>work{j}:{n}`. `env.unwrapped.action_names` lists them and
+`slide_under`), `work{i}>work{j}:{n}`, and with `nertz_builds` (R4.8) `{source}>nertz@{k}` for
+every single-card source (`nertz`, `waste`, `work{i}`) and every seat offset `k = 1 .. n-1` of the
+target (1 = the next seat), after the standard rows. `env.unwrapped.action_names` lists them and
 `env.unwrapped.action_index(name)` maps back.
 
 ## Rewards

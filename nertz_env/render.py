@@ -12,8 +12,15 @@ def _card(name: str, color: bool) -> str:
     return f"{_RED}{name}{_RESET}" if color and name[1] in "DH" else name
 
 
-def _pile(cards: list[str], color: bool, empty: str = "--") -> str:
-    return " ".join(_card(c, color) for c in cards) if cards else empty
+def _foreign(pl: dict[str, Any], p: int) -> tuple[list[int | None], list[list[int | None]]]:
+    """The owner of each Nertz and work card of player ``p`` that is not theirs (R4.8), else None."""
+    nertz = [o if o != p else None for o in pl.get("nertz_owners", [p] * len(pl["nertz"]))]
+    work = pl.get("work_owners", [[p] * len(w) for w in pl["work"]])
+    return nertz, [[o if o != p else None for o in pile] for pile in work]
+
+
+def _owned(text: str, owner: int | None) -> str:
+    return text if owner is None else f"{text}({owner})"
 
 
 def _timing(snapshot: dict[str, Any], p: int) -> str:
@@ -29,7 +36,8 @@ def _timing(snapshot: dict[str, Any], p: int) -> str:
 def render_text(snapshot: dict[str, Any], color: bool = False, names: list[str] | None = None) -> str:
     """A readable table: foundations, then each player's Nertz top and count, work piles, waste
     top and stock and waste sizes (and, under the timing options, who is on turn and what is in
-    the air); red suits in red when ``color``."""
+    the air); red suits in red when ``color``. A card in a player's Nertz or work pile that another
+    player owns (R4.8 builds) carries its owner, as foundation cards do: ``5H(2)``."""
     lines = [f"tick {snapshot['tick']}" + (f"  ended: {snapshot['end_reason']}" if snapshot["ended"] else "")]
     tops = []
     for f in snapshot["foundations"]:
@@ -42,14 +50,16 @@ def render_text(snapshot: dict[str, Any], color: bool = False, names: list[str] 
         called = " CALLED" if p in snapshot["callers"] else ""
         if "teams" in snapshot:
             called = f" [team {_team_of(snapshot, p)}]" + called
-        nertz = _card(pl["nertz"][-1], color) if pl["nertz"] else "--"
+        nertz_owner, work_owner = _foreign(pl, p)
+        nertz = _owned(_card(pl["nertz"][-1], color), nertz_owner[-1]) if pl["nertz"] else "--"
         waste = _card(pl["waste"][-1], color) if pl["waste"] else "--"
         lines.append(
             f"{who}: score {snapshot['scores'][p]:+d}{called} | nertz {nertz} ({len(pl['nertz'])}) | "
             f"waste {waste} ({len(pl['waste'])}) | stock ({len(pl['stock'])})" + _timing(snapshot, p)
         )
         for j, pile in enumerate(pl["work"]):
-            lines.append(f"    work{j}: {_pile(pile, color)}")
+            cards = [_owned(_card(c, color), o) for c, o in zip(pile, work_owner[j])]
+            lines.append(f"    work{j}: {' '.join(cards) if cards else '--'}")
     return "\n".join(lines)
 
 
@@ -154,7 +164,8 @@ def render_rgb(snapshot: dict[str, Any], events: dict[str, list[bool]] | None = 
         draw.text((16, y), head, fill=(255, 255, 255), font=small)
         y += 16
         x = 16
-        (card(x, y, pl["nertz"][-1]) if pl["nertz"] else slot(x, y, ""))
+        nertz_owner, work_owner = _foreign(pl, p)  # R4.8: foreign cards show their owner
+        (card(x, y, pl["nertz"][-1], nertz_owner[-1]) if pl["nertz"] else slot(x, y, ""))
         draw.text((x, y + _CARD_H + 1), f"nertz {len(pl['nertz'])}", fill=(255, 230, 120), font=small)
         x += _CARD_W + 26
         (card(x, y, pl["waste"][-1]) if pl["waste"] else slot(x, y, ""))
@@ -171,7 +182,7 @@ def render_rgb(snapshot: dict[str, Any], events: dict[str, list[bool]] | None = 
                 slot(x, y, "")
             fan = _FAN if len(pile) <= 7 else (_PILE_W - _CARD_W) / (len(pile) - 1)
             for k, c in enumerate(pile):
-                card(int(x + k * fan), y, c)
+                card(int(x + k * fan), y, c, work_owner[j][k])
             draw.text((x, y + _CARD_H + 1), f"work{j}", fill=(200, 230, 210), font=small)
             x += _PILE_W + 12
 

@@ -57,11 +57,17 @@ def play(game: Game, *names: str, check: bool = True) -> dict:
 
 
 def cards_of(snapshot: dict, player: int) -> list[str]:
-    """Every card of ``player``'s deck on the table (R1), wherever it lies."""
+    """Every card of ``player``'s deck on the table (R1), wherever it lies: with R4.8 builds also in
+    other players' Nertz and work piles (the snapshot lists the owners there)."""
+    out: list[str] = []
+    for holder, me in enumerate(snapshot["players"]):
+        nertz_owners = me.get("nertz_owners", [holder] * len(me["nertz"]))
+        out += [card for card, owner in zip(me["nertz"], nertz_owners) if owner == player]
+        work_owners = me.get("work_owners", [[holder] * len(pile) for pile in me["work"]])
+        for pile, owners in zip(me["work"], work_owners):
+            out += [card for card, owner in zip(pile, owners) if owner == player]
     me = snapshot["players"][player]
-    out = [*me["nertz"], *me["stock"], *me["waste"]]
-    for pile in me["work"]:
-        out += pile
+    out += [*me["stock"], *me["waste"]]
     for pile in snapshot["foundations"]:
         out += [card for owner, card in pile["cards"] if owner == player]
     return out

@@ -22,6 +22,15 @@ Readings of RULES.md made here (each is tested against the engine):
 * R6: when one card can go on several foundation piles, the winners, taken in seat order, get the
   matching piles in the order the piles were started. Aces start piles in seat order.
 * A card's face: ranks A(1)..K(13), clubs and spades black, diamonds and hearts red (R1).
+* R4.8 (``nertz_builds``): any single available card (Nertz top, waste top, exposed work card) may
+  go onto the Nertz top of the player ``k`` seats on (``{source}>nertz@{k}``), same suit, one rank
+  up or down; an empty Nertz pile takes none, nor a full one (52 cards, the engine's array). A
+  built card keeps its owner (R1): the snapshot lists owners beside the Nertz and work piles, a
+  foundation scores it for its owner (R7), and it counts in its holder's Nertz penalty (R7).
+* R4.8 races (RULES.md is silent): a Nertz pile whose owner plays from it in the same tick
+  (any ``nertz>...`` action) takes no build; every build onto it fails as a collision. Otherwise
+  of several builds onto one pile the first in race order wins (seat order for
+  ``collision="seat"``), the others fail as collisions. A successful build is progress (R5).
 * R3 ``turn_based``: seat ``tick % P`` is on turn (seat 0 first); everyone else may only WAIT.
 * R3 ``move_ticks``: a move of ``d`` ticks is judged on the table it is made on, then waits in the
   air (its player may only WAIT) and resolves in the ``d``-th tick counted from the one it was made
@@ -93,6 +102,9 @@ def all_action_names(config) -> list[str]:
     if config.slide_under:
         names += [f"{src}>under{j}" for src in ("nertz", "waste") for j in range(w)]
     names += [f"work{i}>work{j}:{n}" for i in range(w) for j in range(w) if i != j for n in range(1, 14)]
+    if config.nertz_builds:  # R4.8, after the standard names
+        sources = ["nertz", "waste"] + [f"work{i}" for i in range(w)]
+        names += [f"{src}>nertz@{k}" for src in sources for k in range(1, config.num_players)]
     return names
 
 
@@ -177,6 +189,19 @@ def r4_names(snapshot: dict, player: int, config) -> set[str]:
                 legal.add(f"nertz>under{j}")
             if waste_top is not None and config.fill_empty_from == "any" and builds_down_on(first, waste_top):
                 legal.add(f"waste>under{j}")
+
+    # R4.8: onto another player's Nertz top, same suit, one rank up or down.
+    if config.nertz_builds:
+        n = len(snapshot["players"])
+        sources = {"nertz": nertz_top, "waste": waste_top}
+        sources.update({f"work{i}": work[i][-1] if work[i] else None for i in range(w)})
+        for k in range(1, n):
+            target = snapshot["players"][(player + k) % n]["nertz"]
+            if not target or len(target) >= 52:
+                continue
+            for name, card in sources.items():
+                if card is not None and suit(card) == suit(target[-1]) and abs(rank(card) - rank(target[-1])) == 1:
+                    legal.add(f"{name}>nertz@{k}")
     return legal
 
 
@@ -307,9 +332,6 @@ def resolve_moves(
     n = len(out["players"])
     order = list(range(n)) if priority is None else list(priority)
 
-    def take(p: int, source: str) -> str:
-        return out["players"][p][source].pop()
-
     def card_at(p: int, source: str) -> str:
         me = before["players"][p]
         return me[source][-1] if source in ("nertz", "waste") else me["work"][int(source[4:])][-1]
@@ -326,19 +348,33 @@ def resolve_moves(
         name = actions[p]
         if name.endswith(">foundation") and rank(card_at(p, name.split(">")[0])) == 1:
             src = name.split(">")[0]
-            card = _remove(out, p, src)
-            out["foundations"].append({"cards": [[p, card]], "complete": False})
+            card, owner = _remove(out, p, src)
+            out["foundations"].append({"cards": [[owner, card]], "complete": False})
             progress = True
     for card, claimants in claims.items():
         if rank(card) == 1:
             continue
         piles = foundation_targets(before["foundations"], card)
         for p, f in zip(sorted(claimants[: len(piles)]), piles):
-            _remove(out, p, actions[p].split(">")[0])
-            out["foundations"][f]["cards"].append([p, card])
+            _, owner = _remove(out, p, actions[p].split(">")[0])
+            out["foundations"][f]["cards"].append([owner, card])
             out["foundations"][f]["complete"] = len(out["foundations"][f]["cards"]) == 13
             progress = True
         lost.update(claimants[len(piles):])
+
+    # R4.8: builds onto a Nertz pile whose owner plays from it fail; else the first in race order wins.
+    builders: dict[int, list[int]] = {}
+    for p in order:
+        dst = actions[p].partition(">")[2]
+        if dst.startswith("nertz@"):
+            builders.setdefault((p + int(dst[6:])) % n, []).append(p)
+    landed: dict[int, int] = {}
+    for target, claimants in builders.items():
+        if actions[target].startswith("nertz>"):
+            lost.update(claimants)
+        else:
+            landed[claimants[0]] = target
+            lost.update(claimants[1:])
 
     callers = list(before["callers"])
     for p, name in enumerate(actions):
@@ -352,16 +388,33 @@ def resolve_moves(
                 me["stock"], me["waste"] = me["waste"][::-1], []
         elif name == "call":  # R4.6
             callers.append(p)
+        elif dst.startswith("nertz@"):  # R4.8: the card keeps its owner
+            if p in landed:
+                card, owner = _remove(out, p, src)
+                target = out["players"][landed[p]]
+                target["nertz"].append(card)
+                target["nertz_owners"].append(owner)
+                progress = True
         elif dst.startswith("work") and src.startswith("work"):  # R4.3 / R4.4 block move
             i, j, count = int(src[4:]), int(dst[4:].split(":")[0]), int(dst.split(":")[1])
             block = me["work"][i][-count:]
             del me["work"][i][-count:]
             me["work"][j].extend(block)
+            if "work_owners" in me:
+                owners = me["work_owners"][i][-count:]
+                del me["work_owners"][i][-count:]
+                me["work_owners"][j].extend(owners)
         elif dst.startswith("work"):  # R4.3 / R4.4 single card
-            me["work"][int(dst[4:])].append(take(p, src))
+            card, owner = _remove(out, p, src)
+            me["work"][int(dst[4:])].append(card)
+            if "work_owners" in me:
+                me["work_owners"][int(dst[4:])].append(owner)
             progress = True
         elif dst.startswith("under"):  # R4.5
-            me["work"][int(dst[5:])].insert(0, take(p, src))
+            card, owner = _remove(out, p, src)
+            me["work"][int(dst[5:])].insert(0, card)
+            if "work_owners" in me:
+                me["work_owners"][int(dst[5:])].insert(0, owner)
             progress = True
     for p in range(n):
         if actions[p].startswith("nertz>") and p not in lost:
@@ -376,11 +429,16 @@ def resolve_moves(
     return out, lost, progress
 
 
-def _remove(out: dict, p: int, source: str) -> str:
+def _remove(out: dict, p: int, source: str) -> tuple[str, int]:
+    """Take the top card of a source of player ``p``: the card and its owner (R1; with R4.8 a Nertz
+    or work pile may hold another player's card, and the snapshot lists the owners)."""
     me = out["players"][p]
-    if source in ("nertz", "waste"):
-        return me[source].pop()
-    return me["work"][int(source[4:])].pop()
+    if source == "waste":
+        return me["waste"].pop(), p
+    if source == "nertz":
+        return me["nertz"].pop(), me["nertz_owners"].pop() if "nertz_owners" in me else p
+    i = int(source[4:])
+    return me["work"][i].pop(), me["work_owners"][i].pop() if "work_owners" in me else p
 
 
 def stall_limit(snapshot: dict, config) -> int:

@@ -1,7 +1,8 @@
 """Properties over random configs and random legal play (hypothesis), checked tick by tick against
 the plain-Python reference of ``tests/reference.py``: R1 card conservation, R4 legal moves, the
 whole tick (R3 to R7, the R3 timing options ``turn_based`` and ``move_ticks`` included),
-determinism, and valid foundations (R4.2)."""
+determinism, and valid foundations (R4.2). Half the configs play with ``nertz_builds`` (R4.8):
+conservation then counts every card by its owner, wherever it lies."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[Heal
 
 
 @st.composite
-def configs(draw) -> NertzConfig:
+def configs(draw, nertz_builds: bool | None = None) -> NertzConfig:
     players = draw(st.integers(2, 8))
     work = draw(st.integers(4, 6))
     collision = draw(st.sampled_from(["random", "seat"]))
@@ -55,6 +56,7 @@ def configs(draw) -> NertzConfig:
         stall_ticks=draw(st.sampled_from(["auto", "auto", 1, 2, 5, 20])),
         max_stall_rotations=draw(st.one_of(st.none(), st.integers(0, 3))),
         max_cycles=draw(st.sampled_from([2000, 2000, 1, 2, 10, 40, 120])),
+        nertz_builds=draw(st.booleans()) if nertz_builds is None else nertz_builds,
         turn_based=draw(st.sampled_from([False, False, True])),  # R3
         move_ticks=draw(st.sampled_from(MOVE_TICKS)),  # R3
     )
@@ -64,6 +66,9 @@ def choose(rng: random.Random, legal: set[str]) -> str:
     """A random legal action that favours the foundations and real moves, so that races, empty
     piles and slide-unders come up; calls are rare so hands go on."""
     names = sorted(legal)
+    builds = [n for n in names if ">nertz@" in n]  # R4.8: often, so that builds race
+    if builds and rng.random() < 0.4:
+        return rng.choice(builds)
     found = [n for n in names if n.endswith(">foundation")]
     moves = [n for n in names if ">" in n]
     roll = rng.random()
@@ -164,11 +169,12 @@ def test_same_seed_and_actions_give_identical_tables_and_observations(config, se
 @pytest.mark.slow
 @pytest.mark.parametrize("players", range(2, 9))
 def test_thousands_of_random_hands_all_end(players):
-    """1000 random hands per player count, under four rule sets, all end by a call, a stall or
+    """1000 random hands per player count, under five rule sets (one with R4.8 builds), all end by a call, a stall or
     max_cycles (R5); random play never picks an illegal action off the mask; after the hand only
     WAIT is legal (R5) and every card is still on the table (R1)."""
     variants = [
         NertzConfig(num_players=players),
+        NertzConfig(num_players=players, nertz_builds=True, nertz_pile_size=5, max_cycles=500),
         NertzConfig(num_players=players, stock_draw=1, slide_under=False, collision="seat"),
         NertzConfig(num_players=players, nertz_to_work=False, fill_empty_from="nertz", auto_call=True,
                     nertz_penalty=1, work_piles=5),

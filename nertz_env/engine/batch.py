@@ -207,10 +207,11 @@ def _deal_batch(s, cfg, table, plan, out):
 def _step_only_batch(s, actions, cfg, table, speed, ended):
     """The rules alone: step every game and redeal the ended ones; ``ended[b]`` counts hands."""
     for b in prange(s.tick.shape[0]):
-        step(s, b, actions[b], cfg, table, speed)
-        if s.ended[b] != RUNNING:
+        r = raw_state(s)  # as ``_tick``: no reference counts inside the rules
+        step(r, b, actions[b], cfg, table, speed)
+        if r.ended[b] != RUNNING:
             ended[b] += 1
-            shuffle_deal(s, b, cfg)
+            shuffle_deal(r, b, cfg)
 
 
 def _sample_legal_rows(masks, streams, out):

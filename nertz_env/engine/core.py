@@ -2,8 +2,9 @@
 
 Everything is decided on the state at the start of a tick (R3): ``legal`` and ``legal_mask`` read
 it, ``step`` first checks every player's action against it, then resolves the foundation races
-(R6), then applies all moves together, then the call, stall and length rules (R5) and the score
-(R7). No Python object is created per card or per move.
+(R6) and, with ``nertz_builds``, the races for the other players' Nertz piles (R4.8), then applies
+all moves together, then the call, stall and length rules (R5) and the score (R7). No Python
+object is created per card or per move.
 
 Timing options (R3): with ``turn_based`` only the seat on turn (``tick % P``, seat 0 first) may do
 anything but WAIT; with ``move_ticks`` a move that takes ``d > 1`` ticks is judged when it is made,
@@ -17,10 +18,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from nertz_env.actions import CALL, DRAW, NERTZ, TO_FOUNDATION, TO_WORK, UNDER, WAIT, WASTE, WORK_SOURCE
+from nertz_env.actions import CALL, DRAW, NERTZ, TO_FOUNDATION, TO_NERTZ, TO_WORK, UNDER, WAIT, WASTE, WORK_SOURCE
 from nertz_env.config import (
     C_AUTO_CALL,
     C_BONUS,
+    C_BUILDS,
     C_COLLISION_SEAT,
     C_DRAW,
     C_FILL_ANY,
@@ -30,9 +32,9 @@ from nertz_env.config import (
     C_NERTZ_TO_WORK,
     C_PENALTY,
     C_PLAYERS,
-    C_SIZE,
     C_STALL_TICKS,
     C_TICKS,
+    C_TICKS_END,
     C_TURN_BASED,
     C_WORK,
 )
@@ -95,6 +97,11 @@ def deal(s, b, decks, cfg):
         for k in range(4):  # move_ticks: nothing in the air
             s.air[b, p, k] = 0
         s.score[b, p] = -cfg[C_PENALTY] * n_nertz
+        if cfg[C_BUILDS] != 0:  # R4.8: every dealt card starts with its owner (R1)
+            for k in range(n_nertz):
+                s.nertz_owner[b, p, k] = p
+            for j in range(n_work):
+                s.work_owner[b, p, j, 0] = p
     s.found_len[b, :] = 0
     s.n_found[b] = 0
     s.found_tops[b, :, :] = 0
@@ -139,10 +146,26 @@ def source_card(s, b, p, src, n) -> int:
 
 
 @njit(cache=True, inline="always")
-def legal_row(kind, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg) -> bool:
+def source_owner(s, b, p, src, n) -> int:
+    """The owner seat of the moving card (R1): with ``nertz_builds`` (R4.8) a Nertz or work pile
+    may hold another player's card. Read before the card leaves its source."""
+    if src == NERTZ:
+        return s.nertz_owner[b, p, s.nertz_len[b, p] - 1]
+    if src == WASTE:
+        return p
+    i = src - WORK_SOURCE
+    return s.work_owner[b, p, i, s.work_len[b, p, i] - n]
+
+
+@njit(cache=True, inline="always")
+def legal_row(
+    kind, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg, b, seat, nertz, nertz_len
+) -> bool:
     """The legality of one catalogue row for one player, from that player's view of the table:
     ``nertz_top``/``waste_top`` (-1 if empty), their ``work`` piles and ``work_len``, and the
-    foundation ``tops`` table. The single statement of R4; ``legal`` and ``legal_mask`` call it."""
+    foundation ``tops`` table; for R4.8 the game ``b``, the player's ``seat`` and the state's Nertz
+    piles (``nertz[B, P, 52]``, ``nertz_len[B, P]``, whole: a view per call would cost more than
+    the rule). The single statement of R4; ``legal`` and ``legal_mask`` call it."""
     if kind == WAIT:  # R4.7
         return True
     if kind == DRAW:  # R4.1
@@ -176,6 +199,17 @@ def legal_row(kind, src, dst, n, nertz_top, waste_top, work, work_len, tops, can
         if work_len[dst] == 0 or not any_empty:
             return False
         return builds_on(work[dst, 0], card)
+    if kind == TO_NERTZ:  # R4.8: onto the Nertz top of the player ``dst`` seats on, same suit, one rank apart
+        n_players = cfg[C_PLAYERS]
+        if cfg[C_BUILDS] == 0 or dst < 1 or dst >= n_players:
+            return False
+        target = (seat + dst) % n_players
+        k = nertz_len[b, target]
+        if k == 0 or k >= nertz.shape[2]:  # an empty pile has no top; a full one (52) has no slot
+            return False
+        top = nertz[b, target, k - 1]
+        gap = rank(card) - rank(top)
+        return top // 13 == card // 13 and (gap == 1 or gap == -1)
     return False
 
 
@@ -197,8 +231,8 @@ def _player_view(s, b, p, n_work):
 @njit(cache=True, inline="always")
 def moves_take_time(cfg) -> bool:
     """Option ``move_ticks``: some kind of move takes more than one tick."""
-    for k in range(1, C_SIZE - C_TICKS):  # noqa: SIM110 - a loop numba compiles
-        if cfg[C_TICKS + k] > 1:
+    for k in range(C_TICKS + 1, C_TICKS_END):  # noqa: SIM110 - a loop numba compiles
+        if cfg[k] > 1:
             return True
     return False
 
@@ -219,7 +253,7 @@ def legal(s, b, p, kind, src, dst, n, cfg) -> bool:
     if s.ended[b] != RUNNING or waits_only(s, b, p, cfg):
         return kind == WAIT
     nt, wt, work, wl, tops, can_draw, any_empty = _player_view(s, b, p, cfg[C_WORK])
-    return legal_row(kind, src, dst, n, nt, wt, work, wl, tops, can_draw, any_empty, cfg)
+    return legal_row(kind, src, dst, n, nt, wt, work, wl, tops, can_draw, any_empty, cfg, b, p, s.nertz, s.nertz_len)
 
 
 @njit(cache=True)
@@ -232,8 +266,9 @@ def legal_mask(s, b, p, cfg, table, out):
     nt, wt, work, wl, tops, can_draw, any_empty = _player_view(s, b, p, cfg[C_WORK])
     for a in range(table.shape[0]):
         out[a] = legal_row(
-            table[a, 0], table[a, 1], table[a, 2], table[a, 3], nt, wt, work, wl, tops, can_draw, any_empty, cfg
-        )
+            table[a, 0], table[a, 1], table[a, 2], table[a, 3], nt, wt, work, wl, tops, can_draw, any_empty, cfg,
+            b, p, s.nertz, s.nertz_len,
+        )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
@@ -332,6 +367,77 @@ def pick_winners(s, b, claimants, m, k, cfg, speed, won):
         won[chosen] = True
 
 
+@njit(cache=True)
+def resolve_builds(s, b, buf, cfg, speed):
+    """R4.8 races, on the start-of-tick table (R3). A Nertz pile takes no build in a tick in which
+    its owner plays from it (``reach``: any legal move of their Nertz top, whether or not it then
+    wins its own race): the owner's hand is on the pile, so every build onto it fails. Otherwise,
+    of several builds onto one pile one wins, chosen as in R6 (``collision``), since the first
+    card to land changes the top. The losers keep their cards and get the collision flag. Targets
+    are settled in seat order, so a random race draws from the game's stream after the R6 races.
+    ``buf`` is ``step``'s scratch: the winner's seat goes to ``pile``, failed builds become WAIT in
+    ``kind``."""
+    kind, src, dst, pile, claimants, won, reach = buf[0], buf[1], buf[2], buf[5], buf[6], buf[7], buf[9]
+    n_players = cfg[C_PLAYERS]
+    for t in range(n_players):  # a legal card move from the Nertz pile; R6 losers are WAIT now, flagged
+        moves = kind[t] == TO_FOUNDATION or kind[t] == TO_WORK or kind[t] == UNDER or kind[t] == TO_NERTZ
+        reach[t] = src[t] == NERTZ and (moves or s.collision[b, t])
+    for t in range(n_players):
+        m = 0
+        for q in range(n_players):
+            if kind[q] == TO_NERTZ and (q + dst[q]) % n_players == t:
+                claimants[m] = q
+                m += 1
+        if m == 0:
+            continue
+        if reach[t]:
+            for i in range(m):
+                won[i] = False
+        elif m > 1:
+            pick_winners(s, b, claimants, m, 1, cfg, speed, won)
+        else:
+            won[0] = True
+        for i in range(m):
+            q = claimants[i]
+            if won[i]:
+                s.won_race[b, q] = m > 1
+                pile[q] = t
+            else:
+                s.collision[b, q] = True
+                kind[q] = WAIT
+
+
+@njit(cache=True)
+def move_owners(s, b, buf):
+    """R1 under R4.8: before the cards of the tick move, the owner of each moving card goes to
+    ``buf[10]`` (foundations score it, R7) and to its place in the destination pile, all on the
+    start-of-tick piles as the card moves will find them (no one else touches a player's work piles,
+    and a Nertz pile takes at most one build and none while its owner plays from it)."""
+    kind, src, dst, cnt, pile, owner = buf[0], buf[1], buf[2], buf[3], buf[5], buf[10]
+    for p in range(kind.shape[0]):
+        kp, sp = kind[p], src[p]
+        if kp in (TO_FOUNDATION, TO_NERTZ, UNDER) or (kp == TO_WORK and sp < WORK_SOURCE):
+            owner[p] = source_owner(s, b, p, sp, 1)
+        if kp == TO_WORK:
+            j = dst[p]
+            h = s.work_len[b, p, j]
+            if sp >= WORK_SOURCE:  # a block keeps its owners in order
+                i, n = sp - WORK_SOURCE, cnt[p]
+                hi = s.work_len[b, p, i]
+                for t in range(n):
+                    s.work_owner[b, p, j, h + t] = s.work_owner[b, p, i, hi - n + t]
+            else:
+                s.work_owner[b, p, j, h] = owner[p]
+        elif kp == UNDER:
+            j = dst[p]
+            for t in range(s.work_len[b, p, j], 0, -1):
+                s.work_owner[b, p, j, t] = s.work_owner[b, p, j, t - 1]
+            s.work_owner[b, p, j, 0] = owner[p]
+        elif kp == TO_NERTZ:
+            t = pile[p]
+            s.nertz_owner[b, t, s.nertz_len[b, t]] = owner[p]
+
+
 @njit(cache=True, inline="always")
 def moving_card(s, b, p, kind, src, n) -> int:
     """The card a move carries (the first card of a block), or -1 for DRAW, CALL and WAIT."""
@@ -351,20 +457,25 @@ def _land(s, b, p, cfg, table, kind, src, dst, cnt):
     s.air[b, p, AIR_TICKS] = 0
     nt, wt, work, wl, tops, can_draw, any_empty = _player_view(s, b, p, cfg[C_WORK])
     if (
-        legal_row(k_, s_, d_, n_, nt, wt, work, wl, tops, can_draw, any_empty, cfg)
+        legal_row(k_, s_, d_, n_, nt, wt, work, wl, tops, can_draw, any_empty, cfg, b, p, s.nertz, s.nertz_len)
         and moving_card(s, b, p, k_, s_, n_) == s.air[b, p, AIR_CARD]
     ):
         kind[p], src[p], dst[p], cnt[p] = k_, s_, d_, n_
     else:
+        src[p] = s_  # R4.8: a failed landing from the Nertz pile still had the owner's hand on it
         s.collision[b, p] = True
 
 
 @njit(cache=True, inline="always")
-def _resolve(s, b, kind, src, dst, cnt, card, pile, claimants, won, done, cfg, speed) -> bool:
-    """The foundation races (R6) and then every move of the tick at once (R3), for the moves
-    ``kind, src, dst, cnt`` (the other arrays are scratch, ``won`` and ``done`` all False).
-    Returns whether any was progress (R5)."""
+def _resolve(s, b, buf, cfg, speed) -> bool:
+    """The foundation races (R6), the R4.8 build races, and then every move of the tick at once
+    (R3), for the moves ``kind, src, dst, cnt`` in rows 0-3 of ``buf`` (the other rows are
+    scratch, all zero). Returns whether any was progress (R5)."""
     n_players = cfg[C_PLAYERS]
+    kind, src, dst, cnt, card = buf[0], buf[1], buf[2], buf[3], buf[4]
+    pile, claimants, won, done, owner = buf[5], buf[6], buf[7], buf[8], buf[10]
+    for p in range(n_players):
+        owner[p] = p
     # R6: races for the same foundation card. Piles are chosen on the start-of-tick table, so
     # the assignment is made before any card lands.
     card[:] = -1
@@ -401,6 +512,9 @@ def _resolve(s, b, kind, src, dst, cnt, card, pile, claimants, won, done, cfg, s
                 f += 1
             pile[q] = f
             f += 1
+    if cfg[C_BUILDS] != 0:  # R4.8: races for the other players' Nertz piles, then where each card's owner goes
+        resolve_builds(s, b, buf, cfg, speed)
+        move_owners(s, b, buf)
 
     # All moves resolve together (R3); each touches only its owner's layout and its own pile.
     progress = False
@@ -420,11 +534,11 @@ def _resolve(s, b, kind, src, dst, cnt, card, pile, claimants, won, done, cfg, s
             else:
                 f = pile[p]
             h = s.found_len[b, f]
-            s.found[b, f, h] = p * 52 + c
+            s.found[b, f, h] = owner[p] * 52 + c  # R1: the card's owner, scored by R7
             s.found_tops[b, suit, h] -= 1 if h > 0 else 0
             s.found_len[b, f] = h + 1
             s.found_tops[b, suit, h + 1] += 1
-            s.on_found[b, p] += 1
+            s.on_found[b, owner[p]] += 1
             pop_source(s, b, p, src[p])
             progress = True
         elif kp == TO_WORK:
@@ -451,6 +565,13 @@ def _resolve(s, b, kind, src, dst, cnt, card, pile, claimants, won, done, cfg, s
             s.work_len[b, p, j] = h + 1
             pop_source(s, b, p, src[p])
             progress = True
+        elif kp == TO_NERTZ:  # R4.8: onto seat pile[p]'s Nertz pile (its owner is already there)
+            t = pile[p]
+            h = s.nertz_len[b, t]
+            s.nertz[b, t, h] = source_card(s, b, p, src[p], 1)
+            s.nertz_len[b, t] = h + 1
+            pop_source(s, b, p, src[p])
+            progress = True  # R5 reading: a build is progress (like a card leaving a Nertz pile or the waste)
     s.n_found[b] = n_found
     return progress
 
@@ -485,14 +606,14 @@ def _land_all(s, b, cfg, table, speed):
     """R5 "cards in the air complete their move": when the hand ends, every move still in the air
     lands at the end of the final tick, judged on the table the tick's own moves left, racing one
     another by R6. A call among them counts, and so does a Nertz pile they empty under auto_call."""
-    buf = np.zeros((9, cfg[C_PLAYERS]), np.int64)
+    buf = np.zeros((11, cfg[C_PLAYERS]), np.int64)
     landing = False
     for p in range(cfg[C_PLAYERS]):
         if s.air[b, p, AIR_TICKS] > 0:
             _land(s, b, p, cfg, table, buf[0], buf[1], buf[2], buf[3])
             landing = True
     if landing:
-        _resolve(s, b, buf[0], buf[1], buf[2], buf[3], buf[4], buf[5], buf[6], buf[7], buf[8], cfg, speed)
+        _resolve(s, b, buf, cfg, speed)
         if _score(s, b, cfg):
             s.ended[b] = END_CALL
 
@@ -508,10 +629,11 @@ def step(s, b, actions, cfg, table, speed):
     if s.ended[b] != RUNNING:
         return
     n_actions = table.shape[0]
-    # One scratch allocation per tick: kind, src, dst, cnt, card, pile, claimants, won/done flags.
-    buf = np.zeros((9, n_players), np.int64)
-    kind, src, dst, cnt, card = buf[0], buf[1], buf[2], buf[3], buf[4]
-    pile, claimants, won, done = buf[5], buf[6], buf[7], buf[8]
+    # One scratch allocation per tick: kind, src, dst, cnt, card, pile, claimants, won/done flags,
+    # and for R4.8 who plays from their own Nertz pile and the owner of each moving card.
+    buf = np.zeros((11, n_players), np.int64)
+    kind, src, dst, cnt = buf[0], buf[1], buf[2], buf[3]
+    nertz, nertz_len = s.nertz, s.nertz_len  # R4.8 targets, read once (no view, no count per player)
     timed = moves_take_time(cfg)
     turn = s.tick[b] % n_players if cfg[C_TURN_BASED] != 0 else -1
     # R3: every action is judged on the state at the start of the tick; illegal ones are WAIT.
@@ -535,7 +657,7 @@ def step(s, b, actions, cfg, table, speed):
         # The rule is legal_row's; the player's view is read here rather than through legal(s, ...),
         # whose passing of the whole state costs more than the check itself.
         nt, wt, work, wl, tops, can_draw, any_empty = _player_view(s, b, p, cfg[C_WORK])
-        if not legal_row(k_, s_, d_, n_, nt, wt, work, wl, tops, can_draw, any_empty, cfg):
+        if not legal_row(k_, s_, d_, n_, nt, wt, work, wl, tops, can_draw, any_empty, cfg, b, p, nertz, nertz_len):
             s.illegal[b, p] = True
         elif timed and cfg[C_TICKS + k_] > 1:  # move_ticks: it takes off now and lands later
             s.air[b, p, AIR_TICKS] = cfg[C_TICKS + k_] - 1
@@ -545,7 +667,7 @@ def step(s, b, actions, cfg, table, speed):
         else:
             kind[p], src[p], dst[p], cnt[p] = k_, s_, d_, n_
 
-    progress = _resolve(s, b, kind, src, dst, cnt, card, pile, claimants, won, done, cfg, speed)
+    progress = _resolve(s, b, buf, cfg, speed)
     s.tick[b] += 1
 
     if _score(s, b, cfg):  # R5: the hand ends at the end of the tick of the call

@@ -17,7 +17,7 @@ from numba import carray, njit, types
 from numba.core import ir_utils
 from numba.extending import intrinsic, overload
 
-from nertz_env.actions import TO_FOUNDATION, TO_WORK, UNDER, WAIT, WORK_SOURCE
+from nertz_env.actions import TO_FOUNDATION, TO_NERTZ, TO_WORK, UNDER, WAIT, WORK_SOURCE
 from nertz_env.config import C_EPISODE, C_PARTNERS, C_PLAYERS, C_REWARD, C_TURN_BASED, C_WORK
 from nertz_env.engine.core import legal_row, moves_take_time, step, waits_only
 from nertz_env.engine.match import episode_over, match_step, n_teams, running_value, tails_size, write_tails
@@ -87,6 +87,7 @@ def raw_state(s):
         raw(s.air),  # option move_ticks
         # episode="match" and partners (R8)
         raw(s.match_seats), raw(s.match_info),
+        raw(s.nertz_owner), raw(s.work_owner),  # nertz_builds (R4.8)
     )  # fmt: skip
 
 
@@ -248,7 +249,8 @@ def observe_game(s, b, cfg, out):
 
 @njit(cache=True)
 def state_vector(s, b, cfg, out):
-    """The whole table of game ``b`` in seat order, hidden cards included (for critics)."""
+    """The whole table of game ``b`` in seat order, hidden cards included (for critics). Cards are
+    by code, whoever owns them (R4.8); where a Nertz pile holds one code twice the upper shows."""
     s = raw_state(s)
     n_players, n_work = cfg[C_PLAYERS], cfg[C_WORK]
     mem = memory_offset(n_players, n_work)
@@ -314,6 +316,7 @@ def legal_masks(s, b, cfg, table, plan, out):
                 out[p, a] = table[a, 0] == WAIT
         return
     tops = s.found_tops[b]
+    nertz, nertz_len = s.nertz, s.nertz_len  # the targets of R4.8 (whole: raw, so no view is made)
     for p in range(n_players):
         mask = out[p]
         if waits_only(s, b, p, cfg):  # R3 timing options: off turn, or a move in the air
@@ -341,16 +344,31 @@ def legal_masks(s, b, cfg, table, plan, out):
                 held = np.int64(work_len[src - WORK_SOURCE])
                 for t in range(min(np.int64(plan[g, 5]), held - n + 1)):
                     mask[a + t] = legal_row(
-                        TO_WORK, src, dst, n + t, nt, wt, work, work_len, tops, can_draw, any_empty, cfg
-                    )
+                        TO_WORK, src, dst, n + t, nt, wt, work, work_len, tops, can_draw, any_empty, cfg,
+                        b, p, nertz, nertz_len,
+                    )  # fmt: skip
             elif kind == TO_WORK:
-                mask[a] = legal_row(TO_WORK, src, dst, n, nt, wt, work, work_len, tops, can_draw, any_empty, cfg)
+                mask[a] = legal_row(
+                    TO_WORK, src, dst, n, nt, wt, work, work_len, tops, can_draw, any_empty, cfg, b, p, nertz, nertz_len
+                )
             elif kind == TO_FOUNDATION:
-                mask[a] = legal_row(TO_FOUNDATION, src, dst, n, nt, wt, work, work_len, tops, can_draw, any_empty, cfg)
+                mask[a] = legal_row(
+                    TO_FOUNDATION, src, dst, n, nt, wt, work, work_len, tops, can_draw, any_empty, cfg,
+                    b, p, nertz, nertz_len,
+                )  # fmt: skip
             elif kind == UNDER:
-                mask[a] = legal_row(UNDER, src, dst, n, nt, wt, work, work_len, tops, can_draw, any_empty, cfg)
+                mask[a] = legal_row(
+                    UNDER, src, dst, n, nt, wt, work, work_len, tops, can_draw, any_empty, cfg, b, p, nertz, nertz_len
+                )
+            elif kind == TO_NERTZ:
+                mask[a] = legal_row(
+                    TO_NERTZ, src, dst, n, nt, wt, work, work_len, tops, can_draw, any_empty, cfg,
+                    b, p, nertz, nertz_len,
+                )  # fmt: skip
             else:
-                mask[a] = legal_row(kind, src, dst, n, nt, wt, work, work_len, tops, can_draw, any_empty, cfg)
+                mask[a] = legal_row(
+                    kind, src, dst, n, nt, wt, work, work_len, tops, can_draw, any_empty, cfg, b, p, nertz, nertz_len
+                )
 
 
 # ---------------------------------------------------------------------------------------------

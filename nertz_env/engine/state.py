@@ -2,6 +2,10 @@
 
 Piles are stored bottom to top, so the last used slot is the card on top (R10). Player cards are
 codes 0..51 of the owner's deck; foundation cards are global ids ``owner * 52 + card`` (R1).
+
+With ``nertz_builds`` (R4.8) a Nertz pile, and through it a work pile, may hold another player's
+cards: ``nertz_owner`` and ``work_owner`` give the owner seat of every card there. They are kept
+only under that option; without it every card of a layout is its holder's and they stay unused.
 """
 
 from __future__ import annotations
@@ -61,6 +65,9 @@ class State(NamedTuple):
     # unbox on every call from Python): rows MS_* per seat and columns MI_* per game.
     match_seats: np.ndarray  # int32 [B, 4, P]: MS_TOTAL, MS_LAST, MS_CONTENDER, MS_CALLED
     match_info: np.ndarray  # int32 [B, 6]: MI_HANDS, MI_STATE, MI_TICKS, MI_HAND_OVER, MI_LAST_REASON, MI_LAST_TICKS
+    # nertz_builds (R4.8): the owner seat of each card of the Nertz and work piles (R1)
+    nertz_owner: np.ndarray  # int8 [B, P, 52]
+    work_owner: np.ndarray  # int8 [B, P, W, 13]
 
 
 def new_state(batch: int, num_players: int, work_piles: int) -> State:
@@ -95,6 +102,8 @@ def new_state(batch: int, num_players: int, work_piles: int) -> State:
         air=np.zeros((b, p, 4), np.int16),
         match_seats=np.zeros((b, 4, p), np.int32),
         match_info=np.zeros((b, 6), np.int32),
+        nertz_owner=np.zeros((b, p, 52), np.int8),
+        work_owner=np.zeros((b, p, w, 13), np.int8),
     )
 
 
