@@ -5,8 +5,9 @@ seats belong to an opponent drawn at every deal from a pool of the policy's own 
 mixed with scripted agents. The batched engine (``NertzVectorEnv``) steps all games at once.
 
 The network (``agents.policy.build_scorer``) scores each legal move from that move's own features
-(``agents.features``: what it moves, what it exposes, the race for the slot, the look-ahead value
-of the ``heuristic``) plus a summary of the observation; illegal actions get a logit of -1e8 and
+(``agents.features``: what it moves, what it exposes, the race for the slot; with
+``--lookahead-features true`` also the ``heuristic``'s look-ahead value) plus a summary of the
+observation; illegal actions get a logit of -1e8 and
 no share of the entropy.
 
 Two phases in one run, on the same rollouts:
@@ -72,7 +73,7 @@ class Args:
     )
     hidden: tuple[int, ...] = arg((128, 128), "hidden layer sizes of the observation summary")
     action_hidden: int = arg(64, "width of the layers that score each move")
-    lookahead_features: bool = arg(True, "give the network the heuristic's look-ahead value of each move as a feature")
+    lookahead_features: bool = arg(False, "also give the network the heuristic's look-ahead value of each move")
     learning_rate: float = arg(3e-4, "Adam learning rate")
     anneal_lr: bool = arg(True, "anneal the learning rate linearly to 0")
     gamma: float = arg(0.995, "discount factor")
