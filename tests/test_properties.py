@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import reference
 from conftest import FULL_DECK, cards_of, legal_names
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from nertz_env.config import NertzConfig
@@ -107,6 +107,13 @@ def play_hand(config: NertzConfig, seed: int, visit) -> None:
 
 @SETTINGS
 @given(config=configs(), seed=st.integers(0, 2**32 - 1))
+@example(  # R4.8 with move_ticks: a move that fails to land leaves its Nertz pile open to builds
+    config=NertzConfig(
+        num_players=8, stock_draw=1, nertz_to_work=False, slide_under=False, nertz_penalty=0, nertz_builds=True,
+        move_ticks=2,
+    ),
+    seed=0,
+)
 def test_every_tick_matches_the_reference(config, seed):
     """(a) R1 conservation, (b) the engine mask is the reference's legal set for every player,
     (d) foundations are valid, and the whole tick resolves as the reference resolves it (R3-R7),

@@ -462,7 +462,7 @@ def _land(s, b, p, cfg, table, kind, src, dst, cnt):
     ):
         kind[p], src[p], dst[p], cnt[p] = k_, s_, d_, n_
     else:
-        src[p] = s_  # R4.8: a failed landing from the Nertz pile still had the owner's hand on it
+        src[p] = -1  # R4.8: a move that cannot land leaves its pile as it was, open to builds
         s.collision[b, p] = True
 
 
