@@ -57,10 +57,8 @@ class ObservationLayout:
         for q in range(p):
             self._block("self" if q == 0 else f"opp{q}", q * self.block_size, w, config, self.slices, high)
         o = p * self.block_size
-        for name, size, top in (("own_waste_order", 52, 52), ("own_stock_order", 52, 52), ("own_stock_known", 1, 1)):
-            self.slices[name] = slice(o, o + size)
-            high.append(np.full(size, top))
-            o += size
+        memory = [("own_waste_order", 52, 52), ("own_stock_order", 52, 52), ("own_stock_known", 1, 1)]
+        o = self._append(o, memory, self.slices, high)
         o = self._shared(o, p, self.slices, high)
         o = self._timing(o, config, self.slices, high)
         o = self._r8(o, config, self.slices, high)
@@ -73,10 +71,8 @@ class ObservationLayout:
             self._block(f"seat{q}", q * self.block_size, w, config, self.state_slices, shigh)
         o = self._shared(p * self.block_size, p, self.state_slices, shigh)
         for q in range(p):
-            for name in ("nertz_order", "stock_order", "waste_order"):
-                self.state_slices[f"seat{q}.{name}"] = slice(o, o + 52)
-                shigh.append(np.full(52, 52))
-                o += 52
+            hidden = [("nertz_order", 52, 52), ("stock_order", 52, 52), ("waste_order", 52, 52)]
+            o = self._append(o, hidden, self.state_slices, shigh, f"seat{q}.")
         o = self._timing(o, config, self.state_slices, shigh)
         o = self._r8(o, config, self.state_slices, shigh)
         self.state_size = o
@@ -88,30 +84,29 @@ class ObservationLayout:
         parts += [("waste_top", 52, 1), ("foundation", 52, 1)]
         most = 52 if config.nertz_builds else 52 - w  # R4.8 builds can fill a Nertz pile's 52 places
         parts += [("nertz_count", 1, most), ("stock_count", 1, 52), ("waste_count", 1, 52), ("called", 1, 1)]
-        for name, size, top in parts:
-            slices[f"{prefix}.{name}"] = slice(o, o + size)
-            high.append(np.full(size, top))
-            o += size
+        ObservationLayout._append(o, parts, slices, high, f"{prefix}.")
 
     @staticmethod
-    def _shared(o, p, slices, high):
-        for name, size, top in (("foundation_tops", 52, p), ("since_progress", 1, 127), ("stall_rotations", 1, 127)):
-            slices[name] = slice(o, o + size)
+    def _append(o, parts, slices, high, prefix=""):
+        """Name ``(name, size, top)`` parts from offset ``o`` on; returns the offset after them."""
+        for name, size, top in parts:
+            slices[prefix + name] = slice(o, o + size)
             high.append(np.full(size, top))
             o += size
         return o
+
+    @staticmethod
+    def _shared(o, p, slices, high):
+        parts = [("foundation_tops", 52, p), ("since_progress", 1, 127), ("stall_rotations", 1, 127)]
+        return ObservationLayout._append(o, parts, slices, high)
 
     @staticmethod
     def _timing(o, config, slices, high):
         p = config.num_players
-        parts = [("on_turn", 1)] if config.turn_based else []
+        parts = [("on_turn", p, 1)] if config.turn_based else []
         if not config.is_default_timing:
-            parts += [("air_ticks", 63), ("air_kind", 6), ("air_card", 52)]
-        for name, top in parts:
-            slices[name] = slice(o, o + p)
-            high.append(np.full(p, top))
-            o += p
-        return o
+            parts += [("air_ticks", p, 63), ("air_kind", p, 6), ("air_card", p, 52)]
+        return ObservationLayout._append(o, parts, slices, high)
 
     @staticmethod
     def _r8(o, config, slices, high):
@@ -121,11 +116,7 @@ class ObservationLayout:
         if config.episode == "match":
             parts += [("match.total_sign", p, 1), ("match.total_hundreds", p, 127), ("match.total_rest", p, 99)]
             parts += [("match.contender", p, 1), ("match.hands_played", 1, 127), ("match.hands_left", 1, 127)]
-        for name, size, top in parts:
-            slices[name] = slice(o, o + size)
-            high.append(np.full(size, top))
-            o += size
-        return o
+        return ObservationLayout._append(o, parts, slices, high)
 
     def match_totals(self, vector: np.ndarray) -> np.ndarray:
         """The match totals (R8) of an observation (egocentric) or state vector (seat order), exact."""

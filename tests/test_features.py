@@ -23,12 +23,17 @@ def features_of(game, player=0):
     return {game.catalogue.names[a]: f for a, f in zip(acts, feats)}
 
 
-def test_pairs_are_exactly_the_legal_moves_row_major():
-    env = NertzVectorEnv(8, seed=3, **CONFIG.to_dict())
+def played_rows(seed: int, ticks: int) -> tuple[np.ndarray, np.ndarray]:
+    """Observation and mask rows of 8 games (16 players) after ``ticks`` of random legal play."""
+    env = NertzVectorEnv(8, seed=seed, **CONFIG.to_dict())
     obs, masks = env.reset()
-    for _ in range(30):
+    for _ in range(ticks):
         obs, masks, *_ = env.step(env.sample_actions())
-    o, m = obs.reshape(16, -1), masks.reshape(16, -1)
+    return obs.reshape(16, -1), masks.reshape(16, -1)
+
+
+def test_pairs_are_exactly_the_legal_moves_row_major():
+    o, m = played_rows(seed=3, ticks=30)
     rows, acts, feats = F.ActionFeatures(CONFIG)(o, m)
     expect_rows, expect_acts = np.nonzero(m)
     assert (rows == expect_rows).all() and (acts == expect_acts).all()
@@ -84,11 +89,7 @@ def test_the_lookahead_features_rank_the_heuristic_choice_first():
 
 
 def test_without_lookahead_only_the_lookahead_columns_are_zero():
-    env = NertzVectorEnv(8, seed=5, **CONFIG.to_dict())
-    obs, masks = env.reset()
-    for _ in range(20):
-        obs, masks, *_ = env.step(env.sample_actions())
-    o, m = obs.reshape(16, -1), masks.reshape(16, -1)
+    o, m = played_rows(seed=5, ticks=20)
     _, _, full = F.ActionFeatures(CONFIG)(o, m)
     _, _, bare = F.ActionFeatures(CONFIG, lookahead=False)(o, m)
     cols = list(F.LOOKAHEAD_COLUMNS)

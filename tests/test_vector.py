@@ -156,18 +156,12 @@ def test_fast_masks_and_observations_match_the_rules():
     built here from the table by the layout's names (R9)."""
     env = NertzVectorEnv(6, seed=1, work_piles=5, max_cycles=400)
     obs, masks = env.reset()
-    cfg, table, layout = env.config.packed, env.catalogue.table, env.layout
-    one = np.zeros(env.num_actions, np.int8)
+    cfg, table = env.config.packed, env.catalogue.table
     for t in range(400):
         obs, masks, *_ = env.step(env.sample_actions())
         s = env.state
         for g in range(env.num_envs):
-            for p in range(env.num_players):
-                legal_mask(s, g, p, cfg, table, one)
-                assert (masks[g, p] == one).all()
-            if t % 20 == 0:
-                for v in range(env.num_players):
-                    assert (obs[g, v] == reference_observation(s, g, v, env.config, layout)).all()
+            assert_masks_and_observations(env, g, obs, masks, observations=t % 20 == 0)
     plan = mask_plan(table)  # runs cover the catalogue in order, block moves of a pile pair together
     assert plan[0, 0] == 0 and (plan[1:, 0] == np.cumsum(plan[:-1, 5])).all() and plan[:, 5].sum() == len(table)
     assert len(plan) == len(table) - 4 * 5 * 12 and (plan[:, 5] > 1).sum() == 5 * 4
@@ -181,8 +175,7 @@ def test_fast_masks_and_observations_match_the_rules():
                                     {"turn_based": True, "move_ticks": 3, "num_players": 3}])  # fmt: skip
 def test_fast_masks_and_observations_match_the_rules_under_the_timing_options(timing):
     env = NertzVectorEnv(4, seed=2, **{"max_cycles": 300, **timing})
-    cfg, table, layout = env.config.packed, env.catalogue.table, env.layout
-    one = np.zeros(env.num_actions, np.int8)
+    cfg, layout = env.config.packed, env.layout
     state_vector = np.zeros(layout.state_size, np.int8)
     timed = sum(len(range(layout.size)[layout.slices[n]]) for n in ("on_turn", "air_ticks", "air_kind", "air_card")
                 if n in layout.slices)  # fmt: skip
@@ -191,15 +184,24 @@ def test_fast_masks_and_observations_match_the_rules_under_the_timing_options(ti
         obs, masks, *_ = env.step(env.sample_actions())
         s = env.state
         for g in range(env.num_envs):
-            for p in range(env.num_players):
-                legal_mask(s, g, p, cfg, table, one)
-                assert (masks[g, p] == one).all()
+            assert_masks_and_observations(env, g, obs, masks, observations=t % 10 == 0)
             if t % 10 == 0:
-                for v in range(env.num_players):
-                    assert (obs[g, v] == reference_observation(s, g, v, env.config, layout)).all()
                 engine.state_vector(s, g, cfg, state_vector)
                 tail = reference_observation(s, g, 0, env.config, layout)[-timed:]  # seat order = seat 0's view
                 assert (state_vector[-timed:] == tail).all()
+
+
+def assert_masks_and_observations(env, g, obs, masks, observations: bool) -> None:
+    """Game ``g``'s fast masks equal ``core.legal_mask`` (R4); with ``observations``, every
+    player's observation equals ``reference_observation`` (R9)."""
+    s, cfg, table = env.state, env.config.packed, env.catalogue.table
+    one = np.zeros(env.num_actions, np.int8)
+    for p in range(env.num_players):
+        legal_mask(s, g, p, cfg, table, one)
+        assert (masks[g, p] == one).all()
+    if observations:
+        for v in range(env.num_players):
+            assert (obs[g, v] == reference_observation(s, g, v, env.config, env.layout)).all()
 
 
 def reference_observation(s, g, viewer, config, layout) -> np.ndarray:
