@@ -73,14 +73,16 @@ def _to_foundation(card, tops) -> bool:
 
 
 @njit(cache=True)
-def fill_features(obs, masks, table, off, cfg, params, rows_single, ww_row, rows_eval, n_nertz, feats):
-    """``feats[k]``: the features of the ``k``-th legal (row, action) pair in row-major order."""
+def fill_features(obs, masks, table, off, cfg, params, rows_single, ww_row, rows_eval, n_nertz, lookahead, feats):
+    """``feats[k]``: the features of the ``k``-th legal (row, action) pair in row-major order; the
+    ``LOOKAHEAD_COLUMNS`` are computed only with ``lookahead`` (else they stay zero)."""
     n_rows, n_actions = masks.shape
     n_work, n_players, block = off[O_WORK_PILES], off[O_PLAYERS], off[O_BLOCK]
     penalty, bonus = cfg[C_PENALTY], cfg[C_BONUS]
     values = np.empty((n_rows, n_actions), np.float64)
     call = np.zeros(n_rows, np.bool_)
-    score_moves(obs, masks, table, off, cfg, params, rows_single, ww_row, rows_eval, n_nertz, values, call)
+    if lookahead:
+        score_moves(obs, masks, table, off, cfg, params, rows_single, ww_row, rows_eval, n_nertz, values, call)
     work = np.zeros((n_work, 13), np.int64)
     work_len = np.zeros(n_work, np.int64)
     tops = np.zeros((4, 14), np.int64)
@@ -115,9 +117,9 @@ def fill_features(obs, masks, table, off, cfg, params, rows_single, ww_row, rows
                 best_opp = s
         vmax = -np.inf
         for a in range(n_actions):
-            if masks[row, a] != 0 and values[row, a] > vmax:
+            if lookahead and masks[row, a] != 0 and values[row, a] > vmax:
                 vmax = values[row, a]
-        root = values[row, 0]
+        root = values[row, 0] if lookahead else 0.0
         for a in range(n_actions):
             if masks[row, a] == 0:
                 continue
@@ -132,14 +134,15 @@ def fill_features(obs, masks, table, off, cfg, params, rows_single, ww_row, rows
             f[F_SINCE_PROGRESS] = min(o[off[O_SINCE_PROGRESS]], 60) / 60.0
             f[F_STOCK_LEFT] = o[off[O_STOCK_COUNT]] / 52.0
             f[F_WASTE_LEFT] = o[off[O_WASTE_COUNT]] / 52.0
-            v = values[row, a]
-            if v > -np.inf:
-                f[F_LOOKAHEAD] = max(-3.0, min(6.0, v - root)) / 3.0
-                f[F_LOOKAHEAD_GAP] = max(-6.0, v - vmax) / 3.0
-            else:
-                f[F_LOOKAHEAD_GAP] = -2.0
-            if kind == CALL:
-                f[F_SHOULD_CALL] = 1.0 if call[row] else 0.0
+            if lookahead:
+                v = values[row, a]
+                if v > -np.inf:
+                    f[F_LOOKAHEAD] = max(-3.0, min(6.0, v - root)) / 3.0
+                    f[F_LOOKAHEAD_GAP] = max(-6.0, v - vmax) / 3.0
+                else:
+                    f[F_LOOKAHEAD_GAP] = -2.0
+                if kind == CALL:
+                    f[F_SHOULD_CALL] = 1.0 if call[row] else 0.0
             if kind in (WAIT, DRAW, CALL):
                 continue
             # The card that moves, and what the source shows afterwards.
@@ -210,7 +213,5 @@ class ActionFeatures:
         masks = np.ascontiguousarray(masks, dtype=np.int8)
         rows, acts = np.nonzero(masks)
         feats = np.empty((len(rows), N_FEATURES), np.float32)
-        fill_features(obs, masks, self.table, self.offsets, self.cfg, self.params, *self._rows, feats)
-        if not self.lookahead:
-            feats[:, LOOKAHEAD_COLUMNS] = 0.0
+        fill_features(obs, masks, self.table, self.offsets, self.cfg, self.params, *self._rows, self.lookahead, feats)
         return rows, acts, feats
