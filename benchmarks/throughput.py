@@ -13,7 +13,7 @@ Measured:
 
 a. ``nertz_v0`` through the PettingZoo parallel API, 4 players;
 b. ``NertzVectorEnv`` at several batch sizes, observations and masks included;
-c. the rules engine alone: ``core.step`` and the redeal of ended hands, replaying the actions
+c. the rules engine alone: ``tick.step`` and the redeal of ended hands, replaying the actions
    recorded in (b), no observations, masks or rewards;
 d. peers, when installed (``pip install 'nertz-env[bench]'`` and pygame for PettingZoo's classic
    envs): PettingZoo ``leduc_holdem_v4`` and ``texas_holdem_no_limit_v6`` (AEC), OpenSpiel's C++
@@ -116,7 +116,7 @@ def nertz_vector(batch: int, repeats: int, seconds: float, threads: int = 1) -> 
 
 
 def nertz_engine(batch: int, repeats: int, ticks: int) -> dict[str, Any]:
-    """Replays recorded random legal actions through ``core.step`` (and redeals) alone."""
+    """Replays recorded random legal actions through ``tick.step`` (and redeals) alone."""
     from nertz_env import engine
     from nertz_env.engine import batch as kernels
     from nertz_env.vector import NertzVectorEnv

@@ -21,8 +21,8 @@ from agents.base import Agent
 from nertz_env import engine
 from nertz_env.actions import ActionCatalogue
 from nertz_env.config import NertzConfig
-from nertz_env.engine.core import step
 from nertz_env.engine.observe import observe_and_mask
+from nertz_env.engine.tick import step
 from nertz_env.layout import ObservationLayout
 
 

@@ -1,7 +1,7 @@
 """The compiled rules engine: numpy arrays in, numpy arrays out. It knows nothing of gymnasium,
 pettingzoo or torch; the environments are thin layers over it."""
 
-from nertz_env.engine.core import deal, legal, legal_mask, shuffle_deal, step
+from nertz_env.engine.core import deal, legal, legal_mask, shuffle_deal
 from nertz_env.engine.match import match_decision, match_winner, start_match
 from nertz_env.engine.observe import (
     advance,
@@ -35,6 +35,7 @@ from nertz_env.engine.state import (
     put_game,
     take_game,
 )
+from nertz_env.engine.tick import step
 
 __all__ = [
     "END_REASONS",

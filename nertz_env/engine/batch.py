@@ -1,14 +1,14 @@
 """Whole batches in one compiled call: step, rewards, same-step reset, observations and masks.
 
 ``nertz_env.vector.NertzVectorEnv`` is a thin layer over these kernels. Each kernel loops over the
-games of a batch and calls the same per-game functions the single game uses (``core.step``,
+games of a batch and calls the same per-game functions the single game uses (``tick.step``,
 ``observe.rewards``, ``observe.observe_game``, ``observe.legal_masks``, ``core.shuffle_deal``), so
 a batch plays exactly the games ``nertz_env.game.Game`` plays. Every game draws its chance from
 its own stream ``s.rng[b]``, so the ``*_threaded`` twins (numba ``prange`` over games) give the
 same results as the serial kernels, whatever the number of threads.
 
 Outputs go into preallocated arrays (``Buffers``); nothing is allocated per tick except what
-``core.step`` allocates itself.
+``tick.step`` allocates itself.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit, prange
 
 from nertz_env.config import C_EPISODE, C_PLAYERS
-from nertz_env.engine.core import shuffle_deal, step
+from nertz_env.engine.core import shuffle_deal
 from nertz_env.engine.match import episode_over, match_step, n_teams, running_value, start_match, team_sum
 from nertz_env.engine.observe import legal_masks, observe_game, raw, raw_state, rewards
 from nertz_env.engine.rng import below
@@ -41,6 +41,7 @@ from nertz_env.engine.state import (
     MS_TOTAL,
     RUNNING,
 )
+from nertz_env.engine.tick import step
 
 
 class Buffers(NamedTuple):
@@ -249,8 +250,9 @@ sample_legal_rows_threaded = njit(cache=True, parallel=True)(_sample_legal_rows)
 
 # ---------------------------------------------------------------------------------------------
 # Numba's on-disk cache knows only the file of the function it compiled, but these kernels carry
-# compiled copies of the rules from core.py and observe.py. Stamp their cache entries with the
-# engine's sources as well, so an edit to the rules recompiles them instead of loading stale code.
+# compiled copies of the rules from core.py, tick.py and observe.py. Stamp their cache entries with
+# the engine's sources as well, so an edit to the rules recompiles them instead of loading stale
+# code.
 
 _ENGINE_DIR = Path(__file__).resolve().parent
 _SOURCES = sorted(_ENGINE_DIR.glob("*.py")) + [_ENGINE_DIR.parent / "config.py", _ENGINE_DIR.parent / "actions.py"]

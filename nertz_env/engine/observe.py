@@ -19,9 +19,10 @@ from numba.extending import intrinsic, overload
 
 from nertz_env.actions import TO_FOUNDATION, TO_NERTZ, TO_WORK, UNDER, WAIT, WORK_SOURCE
 from nertz_env.config import C_EPISODE, C_PARTNERS, C_PLAYERS, C_REWARD, C_TURN_BASED, C_WORK
-from nertz_env.engine.core import legal_row, moves_take_time, step, waits_only
+from nertz_env.engine.core import legal_row, moves_take_time, waits_only
 from nertz_env.engine.match import episode_over, match_step, n_teams, running_value, tails_size, write_tails
 from nertz_env.engine.state import AIR_CARD, AIR_KIND, AIR_TICKS, RUNNING, State
+from nertz_env.engine.tick import step
 
 REWARD_DENSE, REWARD_SPARSE, REWARD_RELATIVE = 0, 1, 2
 
