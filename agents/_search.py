@@ -46,16 +46,16 @@ from nertz_env.actions import (
     WORK_SOURCE,
 )
 from nertz_env.config import C_DRAW, C_PENALTY
-from nertz_env.engine.core import legal_row, rank
+from nertz_env.engine.core import builds_on, legal_row, rank
 
 UNKNOWN = -2  # a Nertz card turned up inside the search: there, but not known yet
 
 # Weights of ``params`` (see ``agents.heuristic.HeuristicAgent`` for their meaning and defaults).
 (
     P_DEPTH, P_EMPTY, P_NERTZ_FOUND, P_NERTZ_WORK, P_NERTZ_UNKNOWN, P_FOUND_READY, P_RACE, P_DRAW, P_STEP,
-    P_GAMMA, P_OUT, P_WASTE_WORK, P_STUCK, P_CALL,
-) = range(14)
-N_PARAMS = 14
+    P_GAMMA, P_OUT, P_WASTE_WORK, P_STUCK, P_CALL, P_BUILD,
+) = range(15)
+N_PARAMS = 15
 MAX_DEPTH = 4
 
 
@@ -207,6 +207,30 @@ def _search(depth, params, table, rows_single, ww_row, rows_eval, n_nertz,
             best[d] = v
 
 
+@njit(cache=True, inline="always")
+def _nertz_top_moves(o, off, q, n_players, block, n_work, opp_work, opp_len, tops) -> bool:
+    """Whether player ``q`` (seat relative to the viewer) can play their Nertz top now: to a
+    foundation, onto, under or into their own work piles, or onto another Nertz top (R4.8). A
+    build onto a pile whose owner plays from it in the same tick does not land, and a player who
+    can play their Nertz top usually does."""
+    c = read_top(o, q * block + off[O_NERTZ_TOP])
+    if c < 0:
+        return False
+    r = rank(c)
+    if r == 1 or tops[c // 13, r - 1] > 0:
+        return True
+    read_work(o, q * block + off[O_WORK0], n_work, opp_work, opp_len)
+    for j in range(n_work):
+        h = opp_len[j]
+        if h == 0 or builds_on(c, opp_work[j, h - 1]) or builds_on(opp_work[j, 0], c):
+            return True
+    for p in range(n_players):
+        t = read_top(o, p * block + off[O_NERTZ_TOP]) if p != q else -1
+        if t >= 0 and t // 13 == c // 13 and abs(rank(t) - r) == 1:
+            return True
+    return False
+
+
 @njit(cache=True)
 def score_moves(obs, masks, table, off, cfg, params, rows_single, ww_row, rows_eval, n_nertz, values, call):
     """The look-ahead value of every legal move of every row (``values[row, a]``, -inf for the
@@ -265,9 +289,11 @@ def score_moves(obs, masks, table, off, cfg, params, rows_single, ww_row, rows_e
             values[row, ACTION_DRAW] = root + params[P_DRAW]
         for a in range(table.shape[0]):
             kind = table[a, 0]
-            if mask[a] == 0 or kind in (WAIT, DRAW, CALL, TO_NERTZ):
-                continue  # builds (R4.8) act on another player's layout, which the search does not play
+            if mask[a] == 0 or kind in (WAIT, DRAW, CALL):
+                continue
             src, dst, n = table[a, 1], table[a, 2], table[a, 3]
+            if kind == TO_NERTZ and _nertz_top_moves(o, off, dst, n_players, block, n_work, opp_work, opp_len, tp[0]):
+                continue  # a build its owner would most likely block by playing from the pile (R4.8)
             if src >= WORK_SOURCE and kind == TO_WORK and wl[0, dst] == 0 and n == wl[0, src - WORK_SOURCE]:
                 continue  # a whole pile into a space changes nothing
             _apply(a, table, 0, nt, nc, wk, wl, tp, waste, wsl, fd)
@@ -282,6 +308,12 @@ def score_moves(obs, masks, table, off, cfg, params, rows_single, ww_row, rows_e
                     card = wk[0, src - WORK_SOURCE, wl[0, src - WORK_SOURCE] - 1]
                 if rank(card) > 1 and contested[card] > 0:
                     v += params[P_RACE]
+            elif kind == TO_NERTZ:
+                # R4.8: the card leaves the viewer's layout (the search sees what that opens) and
+                # weighs on another player's Nertz pile (their penalty, R7, and a later call), the
+                # more the fewer cards they have left; the search does not play their layout.
+                left = o[dst * block + off[O_NERTZ_COUNT]]
+                v += params[P_BUILD] * (1.0 + (13 - min(left, 13)) / 13.0)
             elif src == WASTE and stuck:  # a dead cycle: take a card out to shift the next pass
                 v += params[P_WASTE_WORK]
             values[row, a] = v
@@ -294,7 +326,13 @@ def choose_heuristic(obs, masks, table, off, cfg, params, rows_single, ww_row, r
     values = np.empty((obs.shape[0], table.shape[0]), np.float64)
     call = np.zeros(obs.shape[0], np.bool_)
     score_moves(obs, masks, table, off, cfg, params, rows_single, ww_row, rows_eval, n_nertz, values, call)
-    for row in range(obs.shape[0]):
+    pick_moves(values, call, masks, table, out)
+
+
+@njit(cache=True, inline="always")
+def pick_moves(values, call, masks, table, out):
+    """``choose_heuristic``'s choice from ``score_moves``' values and calls (one per row)."""
+    for row in range(values.shape[0]):
         if call[row]:
             out[row] = ACTION_CALL
             continue

@@ -25,7 +25,7 @@ from numba import njit
 
 from agents._judge import race_cards
 from agents._kernels import read_top, read_tops, read_waste, read_work
-from agents._search import score_moves
+from agents._search import MAX_DEPTH, pick_moves, score_moves
 from agents.base import (
     O_BLOCK,
     O_CALLED,
@@ -73,9 +73,13 @@ def _to_foundation(card, tops) -> bool:
 
 
 @njit(cache=True)
-def fill_features(obs, masks, table, off, cfg, params, rows_single, ww_row, rows_eval, n_nertz, lookahead, feats):
+def fill_features(
+    obs, masks, table, off, cfg, params, rows_single, ww_row, rows_eval, n_nertz, lookahead, feats, choice
+):
     """``feats[k]``: the features of the ``k``-th legal (row, action) pair in row-major order; the
-    ``LOOKAHEAD_COLUMNS`` are computed only with ``lookahead`` (else they stay zero)."""
+    ``LOOKAHEAD_COLUMNS`` are computed only with ``lookahead`` (else they stay zero), and then
+    ``choice[row]`` is what the ``heuristic`` of ``params`` plays (the same search, picked by
+    ``agents._search.pick_moves``)."""
     n_rows, n_actions = masks.shape
     n_work, n_players, block = off[O_WORK_PILES], off[O_PLAYERS], off[O_BLOCK]
     penalty, bonus = cfg[C_PENALTY], cfg[C_BONUS]
@@ -83,6 +87,7 @@ def fill_features(obs, masks, table, off, cfg, params, rows_single, ww_row, rows
     call = np.zeros(n_rows, np.bool_)
     if lookahead:
         score_moves(obs, masks, table, off, cfg, params, rows_single, ww_row, rows_eval, n_nertz, values, call)
+        pick_moves(values, call, masks, table, choice)
     work = np.zeros((n_work, 13), np.int64)
     work_len = np.zeros(n_work, np.int64)
     tops = np.zeros((4, 14), np.int64)
@@ -193,25 +198,60 @@ def fill_features(obs, masks, table, off, cfg, params, rows_single, ww_row, rows
     return k
 
 
+def lookahead_depth(lookahead: bool | int | None, default: int) -> int:
+    """The search depth a ``lookahead`` setting means: ``True`` (or ``None``, files written before
+    the setting existed) the ``heuristic``'s default, ``False`` 0, an integer itself."""
+    if lookahead is None or lookahead is True:
+        return default
+    if lookahead is False:
+        return 0
+    if not isinstance(lookahead, (int, np.integer)) or not 0 <= lookahead <= MAX_DEPTH:
+        raise ValueError(f"invalid lookahead={lookahead!r}: accepted a bool or a depth from 0 to {MAX_DEPTH}")
+    return int(lookahead)
+
+
 class ActionFeatures:
     """``features(obs[n, D], masks[n, N]) -> (rows, actions, feats[K, N_FEATURES])`` for the ``K``
-    legal pairs of a batch, under one config. ``lookahead=False`` leaves the ``heuristic``'s
-    look-ahead columns (``LOOKAHEAD_COLUMNS``) at zero, for policies that must learn without it."""
+    legal pairs of a batch, under one config. ``lookahead`` is the depth of the ``heuristic``'s
+    look-ahead behind ``LOOKAHEAD_COLUMNS`` (``True``: its default depth); ``False`` or 0 leaves
+    those columns at zero, for policies that must learn without it."""
 
-    def __init__(self, config: NertzConfig | None = None, lookahead: bool = True):
-        from agents.heuristic import HeuristicAgent
+    def __init__(self, config: NertzConfig | None = None, lookahead: bool | int = True):
+        from agents.heuristic import DEFAULTS, HeuristicAgent
 
-        teacher = HeuristicAgent(config)
+        self.depth = lookahead_depth(lookahead, DEFAULTS["depth"])
+        teacher = HeuristicAgent(config, depth=self.depth or DEFAULTS["depth"])
         self.config = teacher.config
         self.table, self.offsets, self.cfg, self.params = teacher.table, teacher.offsets, teacher.cfg, teacher.params
         self._rows = teacher._rows
-        self.lookahead = bool(lookahead)
+        self.lookahead = self.depth > 0
         assert (observation_offsets(self.config) == self.offsets).all()
 
     def __call__(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.with_choice(obs, masks)[:3]
+
+    def with_choice(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, ...]:
+        """``(rows, actions, feats, choice)``: with ``lookahead``, ``choice[row]`` is the action
+        ``agents.make("heuristic", depth=self.depth)`` plays there, read off the features' own
+        search (a trainer cloning that player needs no second search); without, all -1."""
         obs = np.ascontiguousarray(obs, dtype=np.int8)
         masks = np.ascontiguousarray(masks, dtype=np.int8)
         rows, acts = np.nonzero(masks)
         feats = np.empty((len(rows), N_FEATURES), np.float32)
-        fill_features(obs, masks, self.table, self.offsets, self.cfg, self.params, *self._rows, self.lookahead, feats)
-        return rows, acts, feats
+        choice = np.full(len(obs), -1, np.int64)
+        fill_features(
+            obs, masks, self.table, self.offsets, self.cfg, self.params, *self._rows, self.lookahead, feats, choice
+        )
+        return rows, acts, feats, choice
+
+    def plays_as(self, agent) -> bool:
+        """Whether ``with_choice`` gives ``agent``'s own actions: a ``heuristic`` of this config
+        whose options all match the features' search."""
+        from agents.heuristic import HeuristicAgent
+
+        return (
+            self.lookahead
+            and type(agent) is HeuristicAgent
+            and agent.config == self.config
+            and np.array_equal(agent.params, self.params)
+        )

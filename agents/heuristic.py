@@ -24,6 +24,11 @@ waste when the viewer's stock cycle is dead (it remembers the stock, R9, and no 
 in this pass or the next is of use) or no one has made progress for ``stuck`` ticks (R5): taking a
 card out of the waste changes which cards the next pass shows.
 
+With ``nertz_builds`` (R4.8) a build onto another player's Nertz top is scored like any move
+(what the card leaving the layout opens up) plus ``build``, scaled from 1x to 2x as the target's
+Nertz pile runs out; a build onto a pile whose owner can play their Nertz top now is not tried,
+as that move would block it (two such players would otherwise block each other tick after tick).
+
 Calling (R4.6) follows ``call``: ``"ahead"`` (the default: call when strictly ahead of every
 opponent, else play on, which cannot lower an empty-pile score), ``"now"``, or ``"safe"`` (as
 ``ahead``, but play on while no opponent can close the lead before the call lands; it scores more
@@ -60,6 +65,7 @@ DEFAULTS: dict[str, Any] = {
     "waste_work": 0.1,
     "stuck": 5,
     "call": "ahead",
+    "build": 0.5,
 }
 
 _PARAM_INDEX = {
@@ -67,7 +73,7 @@ _PARAM_INDEX = {
     "nertz_work": _search.P_NERTZ_WORK, "nertz_unknown": _search.P_NERTZ_UNKNOWN,
     "found_ready": _search.P_FOUND_READY, "race": _search.P_RACE, "draw": _search.P_DRAW,
     "step": _search.P_STEP, "gamma": _search.P_GAMMA, "out": _search.P_OUT, "waste_work": _search.P_WASTE_WORK,
-    "stuck": _search.P_STUCK, "call": _search.P_CALL,
+    "stuck": _search.P_STUCK, "call": _search.P_CALL, "build": _search.P_BUILD,
 }
 
 

@@ -74,7 +74,10 @@ def build_network(obs_dim: int, n_actions: int, high: np.ndarray, hidden: tuple[
 
 
 def build_scorer(
-    config: NertzConfig, hidden: tuple[int, ...] = (128, 128), action_hidden: int = 64, lookahead: bool = True
+    config: NertzConfig,
+    hidden: tuple[int, ...] = (128, 128),
+    action_hidden: int = 64,
+    lookahead: bool | int = True,
 ):
     """The move-scoring actor-critic: ``logit[a] = head(relu(state(obs) + move(features[a]) + embed[a]))``
     over the legal moves only, the value from the state summary alone.
@@ -82,7 +85,8 @@ def build_scorer(
     ``forward(obs, mask)`` computes the features itself (numba, on the CPU), so a loaded policy
     plays from observations; the trainer, which keeps the features of its rollouts, calls
     ``score(obs, rows, actions, feats)`` with the pairs of ``agents.features.ActionFeatures``.
-    ``lookahead=False`` builds features without the ``heuristic``'s look-ahead values."""
+    ``lookahead`` is the depth of the ``heuristic``'s look-ahead in the features (``True``: its
+    default depth; ``False`` or 0: features without the look-ahead values)."""
     torch = _torch()
     nn = torch.nn
     from agents.features import N_FEATURES, ActionFeatures
@@ -95,7 +99,7 @@ def build_scorer(
         def __init__(self):
             super().__init__()
             self.features = ActionFeatures(config, lookahead=lookahead)
-            self.lookahead = lookahead
+            self.lookahead = self.features.depth  # saved as the depth (0: none)
             self.n_actions = n_actions
             high = np.maximum(layout.high.astype(np.float32), 1)
             self.register_buffer("scale", torch.as_tensor(1.0 / high, dtype=torch.float32))
@@ -182,8 +186,7 @@ def load_network(path: str | Path):
         cfg["speed"] = tuple(cfg["speed"])
     config = NertzConfig(**cfg)
     if blob["format"] == FORMAT:
-        lookahead = blob.get("lookahead", True) is not False
-        net = build_scorer(config, tuple(blob["hidden"]), blob["action_hidden"], lookahead)
+        net = build_scorer(config, tuple(blob["hidden"]), blob["action_hidden"], blob.get("lookahead"))
     else:
         from nertz_env.actions import ActionCatalogue
 

@@ -71,15 +71,16 @@ def test_r6_a_race_for_the_same_foundation_slot():
     assert two[F.F_NERTZ_LEFT] == pytest.approx(2 / 13)
 
 
-def test_the_lookahead_features_rank_the_heuristic_choice_first():
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_the_lookahead_features_rank_the_heuristic_choice_first(depth):
     env = NertzVectorEnv(16, seed=5)
     obs, masks = env.reset()
-    heuristic = agents.make("heuristic")
+    heuristic = agents.make("heuristic", depth=depth)
     for _ in range(40):
         obs, masks, *_ = env.step(env.sample_actions())
     o, m = obs.reshape(64, -1), masks.reshape(64, -1)
     chosen = heuristic.act_batch(o, m)
-    rows, acts, feats = F.ActionFeatures(env.config)(o, m)
+    rows, acts, feats = F.ActionFeatures(env.config, lookahead=True if depth == 2 else depth)(o, m)
     for r in range(64):
         mine = feats[(rows == r) & (acts == chosen[r])][0]
         if chosen[r] == 2:  # CALL
@@ -96,3 +97,33 @@ def test_without_lookahead_only_the_lookahead_columns_are_zero():
     assert (bare[:, cols] == 0).all() and np.abs(full[:, cols]).sum() > 0
     rest = [c for c in range(F.N_FEATURES) if c not in cols]
     assert (bare[:, rest] == full[:, rest]).all()
+
+
+def test_lookahead_settings_are_depths_and_bad_ones_are_refused():
+    assert F.ActionFeatures(CONFIG).depth == 2 and F.ActionFeatures(CONFIG, lookahead=False).depth == 0
+    assert F.ActionFeatures(CONFIG, lookahead=3).depth == 3
+    for bad in (5, -1, 2.5, "deep"):
+        with pytest.raises(ValueError, match="lookahead"):
+            F.ActionFeatures(CONFIG, lookahead=bad)
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_the_features_search_gives_the_heuristics_own_choice(depth):
+    """The trainer labels cloning targets from ``with_choice`` when the teacher is the same search."""
+    features = F.ActionFeatures(CONFIG, lookahead=depth)
+    heuristic = agents.make("heuristic", config=CONFIG, depth=depth)
+    assert features.plays_as(heuristic)
+    for seed, ticks in ((1, 5), (2, 30), (3, 60)):
+        o, m = played_rows(seed=seed, ticks=ticks)
+        *_, choice = features.with_choice(o, m)
+        assert (choice == heuristic.act_batch(o, m)).all()
+
+
+def test_only_the_same_search_counts_as_the_features_choice():
+    features = F.ActionFeatures(CONFIG, lookahead=3)
+    assert not features.plays_as(agents.make("heuristic", config=CONFIG))  # depth 2
+    assert not features.plays_as(agents.make("heuristic", config=CONFIG, depth=3, race=1.0))
+    assert not features.plays_as(agents.make("greedy", config=CONFIG))
+    assert not F.ActionFeatures(CONFIG, lookahead=False).plays_as(agents.make("heuristic", config=CONFIG))
+    o, m = played_rows(seed=4, ticks=10)
+    assert (F.ActionFeatures(CONFIG, lookahead=False).with_choice(o, m)[3] == -1).all()

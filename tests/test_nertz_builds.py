@@ -1,7 +1,7 @@
 """R4.8, ``nertz_builds``: cards onto another player's Nertz top, same suit, one rank up or down.
 Each scenario builds an exact table from R10 fixed deals, makes the moves by their R10 names
 (``{source}>nertz@{k}``, k the target's seat offset) and checks the table, the owners of the
-cards (R1), the scores (R7), the races (the readings of R3/R6 in ``core.resolve_builds``) and
+cards (R1), the scores (R7), the races (the readings of R3/R6 in ``tick.resolve_builds``) and
 every layer above the engine."""
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ from nertz_env import nertz_v0
 from nertz_env.actions import TO_NERTZ, ActionCatalogue
 from nertz_env.cards import parse_card
 from nertz_env.config import NertzConfig
+from nertz_env.engine import END_REASONS
 from nertz_env.game import Game
 from nertz_env.render import render_rgb, render_text
 from nertz_env.replay import replay, start_recording
+from nertz_env.vector import NertzVectorEnv
 
 IDLE = list(reversed(FULL_DECK))  # a deal for a player who only waits
 
@@ -337,3 +339,58 @@ def test_nertz_v0_parallel_and_aec_with_builds():
     env.reset(seed=0)
     assert env.action_space("player_0").n == len(ActionCatalogue(NertzConfig(num_players=4, nertz_builds=True)))
     assert env.unwrapped.action_index("work0>nertz@3") > 0
+
+
+def test_heuristic_builds_from_the_waste_onto_the_opponent_nearest_to_calling():
+    """The same table as greedy's: 5H onto player 2's 6H (2 Nertz cards) rather than player 1's 4H (3)."""
+    config = rules(num_players=3, stock_draw=1)
+    deck0 = make_deck(["KC", "QC", "JC"], ["9S", "9H", "9D", "9C"], ["5H"])
+    deck1 = make_deck(["KD", "QD", "4H"], ["9S", "9H", "9D", "9C"])
+    deck2 = make_deck(["KS", "6H", "AS"], ["9S", "9H", "9D", "9C"])
+    game = new_game(config, [deck0, deck1, deck2])
+    play(game, "draw", "wait", "nertz>foundation")
+    heuristic = agents.make("heuristic", config=config)
+    chosen = heuristic.act({"observation": game.obs[0], "action_mask": game.masks[0]})
+    assert game.catalogue.names[chosen] == "waste>nertz@2"
+    snap = play(game, "waste>nertz@2", "wait", "wait")
+    assert owned(snap, 2) == [("KS", 2), ("6H", 2), ("5H", 0)]
+    # build=-100 turns building off: the waste card then stays and the stock is turned instead.
+    never = agents.make("heuristic", config=config, build=-100.0)
+    game = new_game(config, [deck0, deck1, deck2])
+    play(game, "draw", "wait", "nertz>foundation")
+    assert ">nertz@" not in game.catalogue.names[never.act({"observation": game.obs[0], "action_mask": game.masks[0]})]
+
+
+def test_heuristic_does_not_build_on_a_pile_its_owner_can_play_from():
+    """R4.8 as read here: a pile whose owner plays from it in the tick takes no build. Player 2's
+    6H can go onto their 7S, so the build goes to player 1's 4H, whose owner cannot move it."""
+    config = rules(num_players=3, stock_draw=1)
+    deck0 = make_deck(["KC", "QC", "JC"], ["9S", "9H", "9D", "9C"], ["5H"])
+    deck1 = make_deck(["KD", "QD", "4H"], ["9S", "9H", "9D", "9C"])
+    deck2 = make_deck(["KS", "6H", "AS"], ["7S", "9H", "9D", "9C"])
+    game = new_game(config, [deck0, deck1, deck2])
+    play(game, "draw", "wait", "nertz>foundation")
+    assert builds(game, 0) == {"waste>nertz@1", "waste>nertz@2"}
+    assert "nertz>work0" in legal_names(game, 2)
+    heuristic = agents.make("heuristic", config=config)
+    chosen = heuristic.act({"observation": game.obs[0], "action_mask": game.masks[0]})
+    assert game.catalogue.names[chosen] == "waste>nertz@1"
+
+
+def test_a_table_of_building_heuristics_ends_its_hands_by_calls():
+    """Builds that the pile's owner would block are not tried, so heuristics do not block each
+    other tick after tick: every hand of 32 ends in a call (R5), with builds made on the way."""
+    env = NertzVectorEnv(32, num_players=4, nertz_builds=True, seed=3)
+    heuristic = agents.make("heuristic", config=env.config)
+    obs, masks = env.reset()
+    done, made = np.zeros(32, bool), 0
+    reasons = np.zeros(32, np.int64)
+    while not done.all():
+        actions = heuristic.act_batch(obs.reshape(128, -1), masks.reshape(128, -1)).reshape(32, 4)
+        made += int(((env.catalogue.table[actions, 0] == TO_NERTZ) & ~done[:, None]).sum())
+        obs, masks, _, _, _, infos = env.step(actions)
+        ended = infos["episode"]["done"] & ~done
+        reasons[ended] = infos["episode"]["end_reason"][ended]
+        done |= ended
+    assert made > 100
+    assert (reasons == END_REASONS.index("call")).all()

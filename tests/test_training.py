@@ -209,9 +209,22 @@ def test_shipped_policy_loads_by_name():
 
 
 
-def test_a_policy_without_lookahead_features_loads_without_them(tmp_path):
+@pytest.mark.parametrize("lookahead, depth", [(False, 0), (True, 2), (3, 3)])
+def test_a_policy_keeps_its_lookahead_depth_through_a_save(tmp_path, lookahead, depth):
     cfg = NertzConfig()
-    net = build_scorer(cfg, (32, 32), 16, lookahead=False)
+    net = build_scorer(cfg, (32, 32), 16, lookahead=lookahead)
     save_policy(tmp_path / "p.pt", net, cfg, (32, 32), action_hidden=16)
     loaded, _, blob = load_network(tmp_path / "p.pt")
-    assert blob["lookahead"] is False and loaded.features.lookahead is False
+    assert blob["lookahead"] == depth and loaded.features.depth == depth
+    assert loaded.features.lookahead is (depth > 0)
+
+
+def test_files_from_before_the_depth_setting_read_as_the_default_depth(tmp_path):
+    cfg = NertzConfig()
+    net = build_scorer(cfg, (32, 32), 16)
+    save_policy(tmp_path / "p.pt", net, cfg, (32, 32), action_hidden=16)
+    blob = torch.load(tmp_path / "p.pt", weights_only=False)
+    for old, depth in ((True, 2), (False, 0)):
+        blob["lookahead"] = old
+        torch.save(blob, tmp_path / "old.pt")
+        assert load_network(tmp_path / "old.pt")[0].features.depth == depth

@@ -5,16 +5,17 @@ seats belong to an opponent drawn at every deal from a pool of the policy's own 
 mixed with scripted agents. The batched engine (``NertzVectorEnv``) steps all games at once.
 
 The network (``agents.policy.build_scorer``) scores each legal move from that move's own features
-(``agents.features``: what it moves, what it exposes, the race for the slot; with
-``--lookahead-features true`` also the ``heuristic``'s look-ahead value) plus a summary of the
-observation; illegal actions get a logit of -1e8 and
-no share of the entropy.
+(``agents.features``: what it moves, what it exposes, the race for the slot, and the value a
+``heuristic`` search of ``--lookahead-depth`` own moves gives it, unless ``--lookahead-features
+false``) plus a summary of the observation; illegal actions get a logit of -1e8 and no share of
+the entropy.
 
 Two phases in one run, on the same rollouts:
 
 1. Behaviour cloning (the first ``--bc-steps`` decisions): the policy plays (so it learns the
    states its own mistakes lead to, as in DAgger) and is trained to pick what the ``--teacher``
-   would in its place; the value head learns the returns of its own play.
+   would in its place; the value head learns the returns of its own play. The default teacher,
+   ``heuristic:depth=3``, is the features' own search, so its labels cost no second search.
 2. PPO, with a cross-entropy pull towards the teacher of weight ``--bc-coef`` fading linearly to 0,
    so the first updates do not forget what cloning taught.
 
@@ -59,7 +60,7 @@ class Args:
     seed: int = arg(1, "the one seed of torch, numpy, the games and the opponent draws")
     total_steps: int = arg(8_000_000, "learner decisions to train on (the default takes ~21 min on one CPU core)")
     bc_steps: int = arg(1_000_000, "the first decisions of total_steps train by cloning the teacher (0: pure PPO)")
-    teacher: str = arg("heuristic", "the agent spec cloned in the first phase and pulled towards in the second")
+    teacher: str = arg("heuristic:depth=3", "the agent spec cloned in the first phase and pulled towards in the second")
     bc_coef: float = arg(0.1, "weight of the pull towards the teacher when PPO starts, fading linearly to 0")
     num_envs: int = arg(64, "games stepped at once")
     num_players: int = arg(4, "players per game")
@@ -73,7 +74,8 @@ class Args:
     )
     hidden: tuple[int, ...] = arg((128, 128), "hidden layer sizes of the observation summary")
     action_hidden: int = arg(64, "width of the layers that score each move")
-    lookahead_features: bool = arg(False, "also give the network the heuristic's look-ahead value of each move")
+    lookahead_features: bool = arg(True, "also give the network the heuristic's look-ahead value of each move")
+    lookahead_depth: int = arg(3, "depth of that look-ahead (1 to 4; the heuristic itself plays at 2)")
     learning_rate: float = arg(3e-4, "Adam learning rate")
     anneal_lr: bool = arg(True, "anneal the learning rate linearly to 0")
     gamma: float = arg(0.995, "discount factor")
@@ -172,13 +174,15 @@ def main(argv: list[str] | None = None) -> Path:
     rng = np.random.default_rng(args.seed)
 
     config = NertzConfig(num_players=args.num_players, reward=args.reward)
+    lookahead = args.lookahead_depth if args.lookahead_features else 0
     envs = NertzVectorEnv(args.num_envs, **config.to_dict())
     layout, n_actions, P = envs.layout, envs.num_actions, args.num_players
-    net = build_scorer(config, args.hidden, args.action_hidden, args.lookahead_features).to(device)
+    net = build_scorer(config, args.hidden, args.action_hidden, lookahead).to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5, foreach=True)
     pool = Opponents(args, config, rng)
-    features = ActionFeatures(config, lookahead=args.lookahead_features)
+    features = ActionFeatures(config, lookahead=lookahead)
     teacher = agents.make_spec(args.teacher, seed=args.seed, config=config)
+    teacher_in_features = features.plays_as(teacher)  # the features' search gives its labels as well
 
     # Which (game, seat) pairs the learner holds: every seat of the self-play games, seat 0 of the rest.
     n_self = int(round(args.num_envs * args.self_play_fraction))
@@ -198,7 +202,7 @@ def main(argv: list[str] | None = None) -> Path:
         net.load_state_dict(resume["net"])
         optimizer.load_state_dict(resume["optimizer"])
         for sd in resume["pool"]:
-            snap = build_scorer(config, args.hidden, args.action_hidden, args.lookahead_features).to(device)
+            snap = build_scorer(config, args.hidden, args.action_hidden, lookahead).to(device)
             snap.load_state_dict(sd)
             pool.snapshots.append(snap.eval())
         envs = pickle.loads(resume["envs"])
@@ -258,9 +262,10 @@ def main(argv: list[str] | None = None) -> Path:
             b_masks[step] = torch.from_numpy(flat_masks)
             b_dones[step] = next_done
             tf = time.perf_counter()
-            rows, acts, feats = features(flat_obs, flat_masks)
+            rows, acts, feats, choice = features.with_choice(flat_obs, flat_masks)
             if bc_coef > 0:
-                b_teacher[step] = torch.from_numpy(teacher.act_batch(flat_obs, flat_masks))
+                labels = choice if teacher_in_features else teacher.act_batch(flat_obs, flat_masks)
+                b_teacher[step] = torch.from_numpy(labels)
             tn = time.perf_counter()
             t_feat += tn - tf
             p_rows.append(rows + step * n_learn)
