@@ -114,6 +114,14 @@ def play_hand(config: NertzConfig, seed: int, visit) -> None:
     ),
     seed=0,
 )
+@example(  # R4.8 at the hand's end: a final-tick move that failed to land leaves its pile open to the
+    # builds still in the air, which complete after the tick (R5)
+    config=NertzConfig(
+        num_players=3, work_piles=6, stock_draw=1, nertz_to_work=False, slide_under=False, nertz_penalty=0,
+        max_cycles=10, nertz_builds=True, move_ticks=2, episode="match", target_score=5, max_hands=5,
+    ),
+    seed=1,
+)
 def test_every_tick_matches_the_reference(config, seed):
     """(a) R1 conservation, (b) the engine mask is the reference's legal set for every player,
     (d) foundations are valid, and the whole tick resolves as the reference resolves it (R3-R7),

@@ -386,6 +386,7 @@ def _land_all(s, b, cfg, table, speed):
     lands at the end of the final tick, judged on the table the tick's own moves left, racing one
     another by R6. A call among them counts, and so does a Nertz pile they empty under auto_call."""
     buf = np.zeros((11, cfg[C_PLAYERS]), np.int64)
+    buf[1, :] = -1  # no source: only the landing moves play from a pile now (R4.8 blocks no build else)
     landing = False
     for p in range(cfg[C_PLAYERS]):
         if s.air[b, p, AIR_TICKS] > 0:
