@@ -240,8 +240,7 @@ def _land(s, b, p, cfg, table, kind, src, dst, cnt):
         and moving_card(s, b, p, k_, s_, n_) == s.air[b, p, AIR_CARD]
     ):
         kind[p], src[p], dst[p], cnt[p] = k_, s_, d_, n_
-    else:
-        src[p] = -1  # R4.8: a move that cannot land leaves its pile as it was, open to builds
+    else:  # R4.8: a move that cannot land leaves its pile as it was (no source), open to builds
         s.collision[b, p] = True
 
 
@@ -380,13 +379,22 @@ def _progress_in_air(s, b, table, n_players) -> bool:
     return False
 
 
+@njit(cache=True, inline="always")
+def _tick_buffer(n_players):
+    """``step``'s scratch rows (see there), all zero but the sources: a player with no move has
+    none (-1), so only a move from a Nertz pile keeps builds off it (R4.8), whoever waits,
+    acted illegally or could not land."""
+    buf = np.zeros((11, n_players), np.int64)
+    buf[1, :] = -1
+    return buf
+
+
 @njit(cache=True)
 def _land_all(s, b, cfg, table, speed):
     """R5 "cards in the air complete their move": when the hand ends, every move still in the air
     lands at the end of the final tick, judged on the table the tick's own moves left, racing one
     another by R6. A call among them counts, and so does a Nertz pile they empty under auto_call."""
-    buf = np.zeros((11, cfg[C_PLAYERS]), np.int64)
-    buf[1, :] = -1  # no source: only the landing moves play from a pile now (R4.8 blocks no build else)
+    buf = _tick_buffer(cfg[C_PLAYERS])  # only the landing moves play from a pile now
     landing = False
     for p in range(cfg[C_PLAYERS]):
         if s.air[b, p, AIR_TICKS] > 0:
@@ -411,7 +419,7 @@ def step(s, b, actions, cfg, table, speed):
     n_actions = table.shape[0]
     # One scratch allocation per tick: kind, src, dst, cnt, card, pile, claimants, won/done flags,
     # and for R4.8 who plays from their own Nertz pile and the owner of each moving card.
-    buf = np.zeros((11, n_players), np.int64)
+    buf = _tick_buffer(n_players)
     kind, src, dst, cnt = buf[0], buf[1], buf[2], buf[3]
     nertz, nertz_len = s.nertz, s.nertz_len  # R4.8 targets, read once (no view, no count per player)
     timed = moves_take_time(cfg)
