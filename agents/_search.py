@@ -46,7 +46,7 @@ from nertz_env.actions import (
     WORK_SOURCE,
 )
 from nertz_env.config import C_DRAW, C_PENALTY
-from nertz_env.engine.core import builds_on, legal_row, rank
+from nertz_env.engine.core import legal_row, rank
 
 UNKNOWN = -2  # a Nertz card turned up inside the search: there, but not known yet
 
@@ -208,25 +208,30 @@ def _search(depth, params, table, rows_single, ww_row, rows_eval, n_nertz,
 
 
 @njit(cache=True, inline="always")
-def _nertz_top_moves(o, off, q, n_players, block, n_work, opp_work, opp_len, tops) -> bool:
-    """Whether player ``q`` (seat relative to the viewer) can play their Nertz top now: to a
-    foundation, onto, under or into their own work piles, or onto another Nertz top (R4.8). A
-    build onto a pile whose owner plays from it in the same tick does not land, and a player who
-    can play their Nertz top usually does."""
-    c = read_top(o, q * block + off[O_NERTZ_TOP])
+def _nertz_top_moves(o, off, q, n_players, block, n_work, opp_work, opp_len, tops, cfg, table, rows_eval,
+                     n_nertz) -> bool:
+    """Whether player ``q`` (seat relative to the viewer) can play their Nertz top now: by the
+    engine's R4 check of ``rows_eval``'s Nertz rows (to a foundation, onto, under or into their
+    work piles) on their public layout, or onto another Nertz top (R4.8). A build onto a pile whose
+    owner plays from it in the same tick does not land, and a player who can play their Nertz top
+    usually does."""
+    base = q * block
+    c = read_top(o, base + off[O_NERTZ_TOP])
     if c < 0:
         return False
-    r = rank(c)
-    if r == 1 or tops[c // 13, r - 1] > 0:
-        return True
-    read_work(o, q * block + off[O_WORK0], n_work, opp_work, opp_len)
+    read_work(o, base + off[O_WORK0], n_work, opp_work, opp_len)
+    any_empty = False
     for j in range(n_work):
-        h = opp_len[j]
-        if h == 0 or builds_on(c, opp_work[j, h - 1]) or builds_on(opp_work[j, 0], c):
+        if opp_len[j] == 0:
+            any_empty = True
+    for i in range(n_nertz + 1):
+        a = rows_eval[i]
+        if legal_row(table[a, 0], table[a, 1], table[a, 2], table[a, 3], c, -1, opp_work, opp_len, tops, True,
+                     any_empty, cfg, 0, 0, NO_NERTZ, NO_NERTZ_LEN):
             return True
-    for p in range(n_players):
+    for p in range(n_players):  # R4.8 builds: the engine's check needs the piles, the view has the tops
         t = read_top(o, p * block + off[O_NERTZ_TOP]) if p != q else -1
-        if t >= 0 and t // 13 == c // 13 and abs(rank(t) - r) == 1:
+        if t >= 0 and t // 13 == c // 13 and abs(rank(t) - rank(c)) == 1:
             return True
     return False
 
@@ -292,7 +297,9 @@ def score_moves(obs, masks, table, off, cfg, params, rows_single, ww_row, rows_e
             if mask[a] == 0 or kind in (WAIT, DRAW, CALL):
                 continue
             src, dst, n = table[a, 1], table[a, 2], table[a, 3]
-            if kind == TO_NERTZ and _nertz_top_moves(o, off, dst, n_players, block, n_work, opp_work, opp_len, tp[0]):
+            if kind == TO_NERTZ and _nertz_top_moves(
+                o, off, dst, n_players, block, n_work, opp_work, opp_len, tp[0], cfg, table, rows_eval, n_nertz
+            ):
                 continue  # a build its owner would most likely block by playing from the pile (R4.8)
             if src >= WORK_SOURCE and kind == TO_WORK and wl[0, dst] == 0 and n == wl[0, src - WORK_SOURCE]:
                 continue  # a whole pile into a space changes nothing

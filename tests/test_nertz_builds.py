@@ -49,6 +49,23 @@ def check_conservation(snapshot: dict, players: int) -> None:
         assert sorted(cards_of(snapshot, p)) == sorted(FULL_DECK), p
 
 
+def waste_build_table(work2: tuple[str, ...] = ("9S", "9H", "9D", "9C"), **options) -> Game:
+    """Three players (R10 fixed deals) after one tick: player 0 has turned 5H onto the waste, which
+    builds on player 1's 4H (3 Nertz cards left) and on player 2's 6H (2 left, AS played)."""
+    config = rules(num_players=3, stock_draw=1, **options)
+    deck0 = make_deck(["KC", "QC", "JC"], ["9S", "9H", "9D", "9C"], ["5H"])
+    deck1 = make_deck(["KD", "QD", "4H"], ["9S", "9H", "9D", "9C"])
+    deck2 = make_deck(["KS", "6H", "AS"], list(work2))
+    game = new_game(config, [deck0, deck1, deck2])
+    play(game, "draw", "wait", "nertz>foundation")
+    assert builds(game, 0) == {"waste>nertz@1", "waste>nertz@2"}
+    return game
+
+
+def choice(game: Game, agent) -> str:
+    return game.catalogue.names[agent.act({"observation": game.obs[0], "action_mask": game.masks[0]})]
+
+
 # --- the catalogue (R10) --------------------------------------------------------------------
 
 
@@ -318,16 +335,9 @@ def test_agents_play_only_legal_actions_with_builds(name):
 
 
 def test_greedy_builds_from_the_waste_onto_the_opponent_with_fewest_nertz_cards():
-    config = rules(num_players=3, stock_draw=1)
-    deck0 = make_deck(["KC", "QC", "JC"], ["9S", "9H", "9D", "9C"], ["5H"])
-    deck1 = make_deck(["KD", "QD", "4H"], ["9S", "9H", "9D", "9C"])
-    deck2 = make_deck(["KS", "6H", "AS"], ["9S", "9H", "9D", "9C"])
-    game = new_game(config, [deck0, deck1, deck2])
-    play(game, "draw", "wait", "nertz>foundation")
-    assert builds(game, 0) == {"waste>nertz@1", "waste>nertz@2"}
-    greedy = agents.make("greedy", config=config)
-    chosen = greedy.act({"observation": game.obs[0], "action_mask": game.masks[0]})
-    assert game.catalogue.names[chosen] == "waste>nertz@2"  # player 2 has 2 Nertz cards, player 1 has 3
+    game = waste_build_table()
+    greedy = agents.make("greedy", config=game.config)
+    assert choice(game, greedy) == "waste>nertz@2"  # player 2 has 2 Nertz cards, player 1 has 3
 
 
 def test_nertz_v0_parallel_and_aec_with_builds():
@@ -343,38 +353,24 @@ def test_nertz_v0_parallel_and_aec_with_builds():
 
 def test_heuristic_builds_from_the_waste_onto_the_opponent_nearest_to_calling():
     """The same table as greedy's: 5H onto player 2's 6H (2 Nertz cards) rather than player 1's 4H (3)."""
-    config = rules(num_players=3, stock_draw=1)
-    deck0 = make_deck(["KC", "QC", "JC"], ["9S", "9H", "9D", "9C"], ["5H"])
-    deck1 = make_deck(["KD", "QD", "4H"], ["9S", "9H", "9D", "9C"])
-    deck2 = make_deck(["KS", "6H", "AS"], ["9S", "9H", "9D", "9C"])
-    game = new_game(config, [deck0, deck1, deck2])
-    play(game, "draw", "wait", "nertz>foundation")
-    heuristic = agents.make("heuristic", config=config)
-    chosen = heuristic.act({"observation": game.obs[0], "action_mask": game.masks[0]})
-    assert game.catalogue.names[chosen] == "waste>nertz@2"
+    game = waste_build_table()
+    # build=-100 turns building off: the waste card then stays where it is.
+    assert ">nertz@" not in choice(game, agents.make("heuristic", config=game.config, build=-100.0))
+    assert choice(game, agents.make("heuristic", config=game.config)) == "waste>nertz@2"
     snap = play(game, "waste>nertz@2", "wait", "wait")
     assert owned(snap, 2) == [("KS", 2), ("6H", 2), ("5H", 0)]
-    # build=-100 turns building off: the waste card then stays and the stock is turned instead.
-    never = agents.make("heuristic", config=config, build=-100.0)
-    game = new_game(config, [deck0, deck1, deck2])
-    play(game, "draw", "wait", "nertz>foundation")
-    assert ">nertz@" not in game.catalogue.names[never.act({"observation": game.obs[0], "action_mask": game.masks[0]})]
 
 
 def test_heuristic_does_not_build_on_a_pile_its_owner_can_play_from():
     """R4.8 as read here: a pile whose owner plays from it in the tick takes no build. Player 2's
     6H can go onto their 7S, so the build goes to player 1's 4H, whose owner cannot move it."""
-    config = rules(num_players=3, stock_draw=1)
-    deck0 = make_deck(["KC", "QC", "JC"], ["9S", "9H", "9D", "9C"], ["5H"])
-    deck1 = make_deck(["KD", "QD", "4H"], ["9S", "9H", "9D", "9C"])
-    deck2 = make_deck(["KS", "6H", "AS"], ["7S", "9H", "9D", "9C"])
-    game = new_game(config, [deck0, deck1, deck2])
-    play(game, "draw", "wait", "nertz>foundation")
-    assert builds(game, 0) == {"waste>nertz@1", "waste>nertz@2"}
+    game = waste_build_table(work2=("7S", "9H", "9D", "9C"))
     assert "nertz>work0" in legal_names(game, 2)
-    heuristic = agents.make("heuristic", config=config)
-    chosen = heuristic.act({"observation": game.obs[0], "action_mask": game.masks[0]})
-    assert game.catalogue.names[chosen] == "waste>nertz@1"
+    assert choice(game, agents.make("heuristic", config=game.config)) == "waste>nertz@1"
+    # Under Snerts' R4.3 (nertz_to_work=False) that 6H has nowhere to go: the build goes to player 2.
+    game = waste_build_table(work2=("7S", "9H", "9D", "9C"), nertz_to_work=False)
+    assert not any(name.startswith("nertz>") for name in legal_names(game, 2))
+    assert choice(game, agents.make("heuristic", config=game.config)) == "waste>nertz@2"
 
 
 def test_a_table_of_building_heuristics_ends_its_hands_by_calls():
