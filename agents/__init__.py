@@ -28,9 +28,9 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from agents.base import Agent
-from agents.heuristic import HeuristicAgent
-from agents.scripted import GreedyAgent, PassiveAgent, RandomAgent
+from nertz_env.agents.base import Agent
+from nertz_env.agents.heuristic import HeuristicAgent
+from nertz_env.agents.scripted import GreedyAgent, PassiveAgent, RandomAgent
 from nertz_env.config import NertzConfig, parse_value
 
 Factory = Callable[..., Agent]
@@ -40,7 +40,11 @@ _REGISTRY: dict[str, Factory] = {}
 # Names whose factory lives in a module that registers it on import. ``policy`` is the hook for
 # trained players: ``agents/policy.py`` (added by the training code) calls
 # ``register("policy", ...)`` with a factory taking ``path=`` (and ``ppo``, its shipped policy).
-_LAZY = {"policy": "agents.policy", "ppo": "agents.policy", "rllib": "agents.rllib_policy"}
+_LAZY = {
+    "policy": "nertz_env.agents.policy",
+    "ppo": "nertz_env.agents.policy",
+    "rllib": "nertz_env.agents.rllib_policy",
+}
 
 
 def register(name: str, factory: Factory, *, overwrite: bool = False) -> None:

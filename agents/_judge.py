@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from numba import njit
 
-from agents._kernels import NO_NERTZ, NO_NERTZ_LEN, read_top, read_work
-from agents.base import O_CALLED, O_FOUNDATION, O_NERTZ_COUNT, O_NERTZ_TOP, O_WASTE_TOP, O_WORK0
+from nertz_env.agents._kernels import NO_NERTZ, NO_NERTZ_LEN, read_top, read_work
+from nertz_env.agents.base import O_CALLED, O_FOUNDATION, O_NERTZ_COUNT, O_NERTZ_TOP, O_WASTE_TOP, O_WORK0
 from nertz_env.config import C_BONUS, C_PENALTY
 from nertz_env.engine.core import legal_row, rank, red
 

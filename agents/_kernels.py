@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.base import (
+from nertz_env.actions import CALL, DRAW, NERTZ, TO_FOUNDATION, TO_NERTZ, TO_WORK, UNDER, WAIT, WASTE, WORK_SOURCE
+from nertz_env.agents.base import (
     O_BLOCK,
     O_NERTZ_COUNT,
     O_STOCK_KNOWN,
@@ -21,7 +22,6 @@ from agents.base import (
     O_WORK0,
     O_WORK_PILES,
 )
-from nertz_env.actions import CALL, DRAW, NERTZ, TO_FOUNDATION, TO_NERTZ, TO_WORK, UNDER, WAIT, WASTE, WORK_SOURCE
 
 # Every player's Nertz pile as empty (up to 8 players): what a look-ahead inside the viewer's own
 # layout hands the engine's ``legal_row`` for the targets of R4.8, so it never finds a build there.

@@ -16,20 +16,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents._judge import cycle_useful, race_cards, should_call
-from agents._kernels import NO_NERTZ, NO_NERTZ_LEN, read_stock, read_top, read_tops, read_waste, read_work
-from agents.base import (
-    O_BLOCK,
-    O_FOUNDATION,
-    O_FOUNDATION_TOPS,
-    O_NERTZ_COUNT,
-    O_NERTZ_TOP,
-    O_PLAYERS,
-    O_SINCE_PROGRESS,
-    O_STOCK_COUNT,
-    O_WORK0,
-    O_WORK_PILES,
-)
 from nertz_env.actions import (
     ACTION_CALL,
     ACTION_DRAW,
@@ -44,6 +30,20 @@ from nertz_env.actions import (
     WAIT,
     WASTE,
     WORK_SOURCE,
+)
+from nertz_env.agents._judge import cycle_useful, race_cards, should_call
+from nertz_env.agents._kernels import NO_NERTZ, NO_NERTZ_LEN, read_stock, read_top, read_tops, read_waste, read_work
+from nertz_env.agents.base import (
+    O_BLOCK,
+    O_FOUNDATION,
+    O_FOUNDATION_TOPS,
+    O_NERTZ_COUNT,
+    O_NERTZ_TOP,
+    O_PLAYERS,
+    O_SINCE_PROGRESS,
+    O_STOCK_COUNT,
+    O_WORK0,
+    O_WORK_PILES,
 )
 from nertz_env.config import C_DRAW, C_PENALTY
 from nertz_env.engine.core import legal_row, rank

@@ -23,10 +23,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents._judge import race_cards
-from agents._kernels import read_top, read_tops, read_waste, read_work
-from agents._search import MAX_DEPTH, pick_moves, score_moves
-from agents.base import (
+from nertz_env.actions import CALL, DRAW, NERTZ, TO_FOUNDATION, TO_WORK, WAIT, WASTE, WORK_SOURCE
+from nertz_env.agents._judge import race_cards
+from nertz_env.agents._kernels import read_top, read_tops, read_waste, read_work
+from nertz_env.agents._search import MAX_DEPTH, pick_moves, score_moves
+from nertz_env.agents.base import (
     O_BLOCK,
     O_CALLED,
     O_FOUNDATION,
@@ -41,7 +42,6 @@ from agents.base import (
     O_WORK_PILES,
     observation_offsets,
 )
-from nertz_env.actions import CALL, DRAW, NERTZ, TO_FOUNDATION, TO_WORK, WAIT, WASTE, WORK_SOURCE
 from nertz_env.config import C_BONUS, C_PENALTY, NertzConfig
 from nertz_env.engine.core import builds_on, rank
 
@@ -217,7 +217,7 @@ class ActionFeatures:
     those columns at zero, for policies that must learn without it."""
 
     def __init__(self, config: NertzConfig | None = None, lookahead: bool | int = True):
-        from agents.heuristic import DEFAULTS, HeuristicAgent
+        from nertz_env.agents.heuristic import DEFAULTS, HeuristicAgent
 
         self.depth = lookahead_depth(lookahead, DEFAULTS["depth"])
         teacher = HeuristicAgent(config, depth=self.depth or DEFAULTS["depth"])
@@ -247,7 +247,7 @@ class ActionFeatures:
     def plays_as(self, agent) -> bool:
         """Whether ``with_choice`` gives ``agent``'s own actions: a ``heuristic`` of this config
         whose options all match the features' search."""
-        from agents.heuristic import HeuristicAgent
+        from nertz_env.agents.heuristic import HeuristicAgent
 
         return (
             self.lookahead

@@ -43,9 +43,9 @@ from typing import Any
 
 import numpy as np
 
-from agents import _judge, _search
-from agents.base import Agent
 from nertz_env.actions import NERTZ, TO_FOUNDATION, TO_WORK, UNDER, WASTE, WORK_SOURCE
+from nertz_env.agents import _judge, _search
+from nertz_env.agents.base import Agent
 from nertz_env.config import NertzConfig
 
 CALL_MODES = {"now": _judge.CALL_NOW, "safe": _judge.CALL_SAFE, "ahead": _judge.CALL_AHEAD}

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from agents import register
-from agents.base import Agent
+from nertz_env.agents import register
+from nertz_env.agents.base import Agent
 from nertz_env.config import NertzConfig
 from nertz_env.layout import ObservationLayout
 
@@ -89,8 +89,8 @@ def build_scorer(
     default depth; ``False`` or 0: features without the look-ahead values)."""
     torch = _torch()
     nn = torch.nn
-    from agents.features import N_FEATURES, ActionFeatures
     from nertz_env.actions import ActionCatalogue
+    from nertz_env.agents.features import N_FEATURES, ActionFeatures
 
     layout = ObservationLayout(config)
     n_actions = len(ActionCatalogue(config))

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from agents import register
-from agents.base import Agent
+from nertz_env.agents import register
+from nertz_env.agents.base import Agent
 from nertz_env.config import NertzConfig
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents import _kernels
-from agents.base import Agent
+from nertz_env.agents import _kernels
+from nertz_env.agents.base import Agent
 from nertz_env.config import NertzConfig
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from conftest import FULL_DECK, make_deck, new_game, play
 
-import agents
+from nertz_env import agents
 from nertz_env.config import NertzConfig
 from nertz_env.game import Game
 

@@ -10,7 +10,8 @@ import pytest
 
 def run(args, stdin=""):
     return subprocess.run(
-        [sys.executable, "-m", "nertz_env.cli", *args], input=stdin, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "nertz_env.training.cli", *args],
+        input=stdin, capture_output=True, text=True, timeout=300,
     )
 
 

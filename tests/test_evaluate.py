@@ -10,11 +10,11 @@ import math
 import numpy as np
 import pytest
 
-import agents
+from nertz_env import agents
 from nertz_env.config import NertzConfig
 from nertz_env.game import Game
-from training import stats
-from training.evaluate import deal_decks, evaluate, main, match_decks, match_winner, parse_rules, rate_pool
+from nertz_env.training import stats
+from nertz_env.training.evaluate import deal_decks, evaluate, main, match_decks, match_winner, parse_rules, rate_pool
 
 
 @pytest.fixture(scope="module")

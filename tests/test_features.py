@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from conftest import make_deck, new_game, play
 
-import agents
-from agents import features as F
+from nertz_env import agents
+from nertz_env.agents import features as F
 from nertz_env.config import NertzConfig
 from nertz_env.vector import NertzVectorEnv
 

@@ -13,8 +13,7 @@ import pytest
 from conftest import FULL_DECK, cards_of, legal_names, make_deck, new_game, play
 from pettingzoo.test import api_test, parallel_api_test
 
-import agents
-from nertz_env import nertz_v0
+from nertz_env import agents, nertz_v0
 from nertz_env.actions import TO_NERTZ, ActionCatalogue
 from nertz_env.cards import parse_card
 from nertz_env.config import NertzConfig

@@ -15,8 +15,8 @@ from pettingzoo.test import api_test, parallel_api_test
 from nertz_env import engine, nertz_v0
 from nertz_env.config import PRESETS, NertzConfig
 from nertz_env.game import Game
+from nertz_env.training.evaluate import evaluate, main, match_winner
 from nertz_env.vector import NertzVectorEnv
-from training.evaluate import evaluate, main, match_winner
 
 IDLE = list(reversed(FULL_DECK))  # a deal for a player who only waits: Nertz top is the 4C
 

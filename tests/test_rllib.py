@@ -16,11 +16,14 @@ pytest.importorskip("ray.rllib")
 import ray  # noqa: E402
 from ray.rllib.utils.pre_checks.env import check_multiagent_environments  # noqa: E402
 
-import agents  # noqa: E402
-import agents.rllib_policy  # noqa: E402, F401  (registers "rllib")
-from nertz_env import NertzConfig, nertz_v0  # noqa: E402
+import nertz_env.agents.rllib_policy  # noqa: E402, F401  (registers "rllib")
+from nertz_env import (  # noqa: E402
+    NertzConfig,
+    agents,  # noqa: E402
+    nertz_v0,
+)
 from nertz_env.integrations import rllib as nertz_rllib  # noqa: E402
-from training import train_rllib  # noqa: E402
+from nertz_env.training import train_rllib  # noqa: E402
 
 
 def play_adapter(env, seed):

@@ -12,8 +12,7 @@ import pytest
 from conftest import FULL_DECK, legal_names, make_deck, new_game, play, stock_rest
 from pettingzoo.test import api_test, parallel_api_test, render_test, seed_test
 
-import agents
-from nertz_env import nertz_v0
+from nertz_env import agents, nertz_v0
 from nertz_env.actions import ACTION_CALL, TO_FOUNDATION
 from nertz_env.cards import parse_card
 from nertz_env.config import NertzConfig

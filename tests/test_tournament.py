@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from nertz_env import cli
-from training import brackets, stats
-from training.brackets import TableResult, cut, ladder, ladder_moves, place, single_elimination, table_sizes
-from training.tournament import format_tournament, rate, tournament
+from nertz_env.training import brackets, stats
+from nertz_env.training.brackets import TableResult, cut, ladder, ladder_moves, place, single_elimination, table_sizes
+from nertz_env.training.tournament import format_tournament, rate, tournament
 
 TARGET = 100
 
@@ -256,7 +256,8 @@ def test_a_real_elimination_and_the_json_round_trip(tmp_path):
 def test_cli_writes_the_record(tmp_path):
     out = tmp_path / "t.json"
     res = subprocess.run(
-        [sys.executable, "-m", "training.tournament", "--format", "ladder", "--agents", *AGENTS[:4], "--seed", "3",
+        [sys.executable, "-m", "nertz_env.training.tournament", "--format", "ladder", "--agents", *AGENTS[:4],
+         "--seed", "3",
          "--target-score", "10", "--rules", "stock_draw=1", "--out", str(out)],
         capture_output=True, text=True, timeout=300,
     )
@@ -266,7 +267,8 @@ def test_cli_writes_the_record(tmp_path):
     assert data["format"] == "ladder" and data["seed"] == 3 and data["config"]["stock_draw"] == 1
     assert data["entrants"] == ["greedy", "random", "passive", "greedy#2"]
     bad = subprocess.run(
-        [sys.executable, "-m", "training.tournament", "--format", "ladder", "--agents", "greedy", "random", "random"],
+        [sys.executable, "-m", "nertz_env.training.tournament", "--format", "ladder",
+         "--agents", "greedy", "random", "random"],
         capture_output=True, text=True, timeout=300,
     )
     assert bad.returncode == 2 and "multiple of 4" in bad.stderr and "Traceback" not in bad.stderr

@@ -13,9 +13,8 @@ pytest.importorskip("sb3_contrib")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-import agents  # noqa: E402
-from agents.policy import build_network, build_scorer, load_network, save_policy  # noqa: E402
-from nertz_env import NertzConfig  # noqa: E402
+from nertz_env import NertzConfig, agents  # noqa: E402
+from nertz_env.agents.policy import build_network, build_scorer, load_network, save_policy  # noqa: E402
 from nertz_env.game import Game  # noqa: E402
 from nertz_env.vector import NertzVectorEnv  # noqa: E402
 
@@ -45,7 +44,7 @@ def params(path):
 
 def test_selfplay_smoke_writes_checkpoint_logs_and_a_loadable_policy(tmp_path):
     run(
-        "training.train_selfplay",
+        "nertz_env.training.train_selfplay",
         *TINY,
         "--total-steps",
         "400",
@@ -66,10 +65,10 @@ def test_selfplay_smoke_writes_checkpoint_logs_and_a_loadable_policy(tmp_path):
 
 def test_selfplay_resume_matches_an_uninterrupted_run(tmp_path):
     common = [*TINY, "--total-steps", "800", "--save-every", "3", "--tensorboard", "false"]
-    run("training.train_selfplay", *common, "--run-dir", str(tmp_path / "a"))
-    run("training.train_selfplay", *common, "--run-dir", str(tmp_path / "b"), "--stop-after", "4")
+    run("nertz_env.training.train_selfplay", *common, "--run-dir", str(tmp_path / "a"))
+    run("nertz_env.training.train_selfplay", *common, "--run-dir", str(tmp_path / "b"), "--stop-after", "4")
     step_before = torch.load(tmp_path / "b" / "checkpoint.pt", weights_only=False)["global_step"]
-    run("training.train_selfplay", "--resume", str(tmp_path / "b" / "checkpoint.pt"), "--progress", "false")
+    run("nertz_env.training.train_selfplay", "--resume", str(tmp_path / "b" / "checkpoint.pt"), "--progress", "false")
     a, b = params(tmp_path / "a" / "policy.pt"), params(tmp_path / "b" / "policy.pt")
     assert all(torch.equal(a[k], b[k]) for k in a)
     done = torch.load(tmp_path / "b" / "checkpoint.pt", weights_only=False)["global_step"]
@@ -94,16 +93,16 @@ def test_sb3_smoke_and_resume(tmp_path, mode):
         "--total-steps",
         "512" if mode == "single" else "1024",
     ]
-    run("training.train_sb3", *common, "--out-dir", str(tmp_path / "a"))
+    run("nertz_env.training.train_sb3", *common, "--out-dir", str(tmp_path / "a"))
     run_a = next((tmp_path / "a").iterdir())
     assert (run_a / "checkpoint.zip").exists() and (run_a / "policy.zip").exists()
     assert list(run_a.rglob("events.out.tfevents.*"))
     if mode == "single":
         half = [c if c != "512" else "256" for c in common]
-        run("training.train_sb3", *half, "--out-dir", str(tmp_path / "b"))
+        run("nertz_env.training.train_sb3", *half, "--out-dir", str(tmp_path / "b"))
         run_b = next((tmp_path / "b").iterdir())
         run(
-            "training.train_sb3",
+            "nertz_env.training.train_sb3",
             "--resume",
             str(run_b / "checkpoint.zip"),
             "--total-steps",
@@ -201,7 +200,7 @@ def test_masked_policy_never_samples_an_illegal_action(seed, density):
 
 
 def test_shipped_policy_loads_by_name():
-    from agents.policy import SHIPPED
+    from nertz_env.agents.policy import SHIPPED
 
     if not SHIPPED.exists():
         pytest.skip("no shipped policy in this checkout")

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from agents.base import Agent
 from nertz_env import engine
 from nertz_env.actions import ActionCatalogue
+from nertz_env.agents.base import Agent
 from nertz_env.config import NertzConfig
 from nertz_env.engine.observe import observe_and_mask
 from nertz_env.engine.tick import step

@@ -45,13 +45,13 @@ from typing import Any
 
 import numpy as np
 
-import agents as agent_registry
-from agents.base import Agent
+from nertz_env import agents as agent_registry
 from nertz_env import engine
+from nertz_env.agents.base import Agent
 from nertz_env.config import NertzConfig, parse_rule_options
-from training import stats
-from training.arena import Arena, Hand, HandResult, MatchSoFar, Stream, hand_stream_seed, single
-from training.report import format_report, paired, summarize, summarize_teams
+from nertz_env.training import stats
+from nertz_env.training.arena import Arena, Hand, HandResult, MatchSoFar, Stream, hand_stream_seed, single
+from nertz_env.training.report import format_report, paired, summarize, summarize_teams
 
 # Words that keep the seed streams of deals, tables, hands and matches apart.
 _DEAL, _TABLE, _HAND, _MATCH, _AGENT = 1, 2, 3, 4, 5

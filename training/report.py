@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from training import stats
+from nertz_env.training import stats
 
 
 def summarize(records: list[dict[str, Any]], labels: Sequence[str]) -> list[dict[str, Any]]:

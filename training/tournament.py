@@ -26,12 +26,12 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from agents.base import Agent
+from nertz_env.agents.base import Agent
 from nertz_env.config import NertzConfig, parse_rule_options
-from training import brackets, stats
-from training.arena import Arena, hand_stream_seed
-from training.brackets import TableResult
-from training.evaluate import _versions, build_agents, match_stream
+from nertz_env.training import brackets, stats
+from nertz_env.training.arena import Arena, hand_stream_seed
+from nertz_env.training.brackets import TableResult
+from nertz_env.training.evaluate import _versions, build_agents, match_stream
 
 FORMATS = ("elimination", "ladder")
 _TOURNAMENT = 6  # the seed word of tournament matches (evaluate uses 1 to 5)

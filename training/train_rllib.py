@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents import parse_value
+from nertz_env.agents import parse_value
 from nertz_env.config import NertzConfig
-from training.args import arg, parse, to_json
+from nertz_env.training.args import arg, parse, to_json
 
 
 @dataclass
@@ -107,8 +107,8 @@ def save(algo, path: Path, config: NertzConfig) -> Path:
 
 def evaluate_checkpoint(path: Path, config: NertzConfig, deals: int, opponent: str, seed: int) -> str:
     """The harness's duplicate format: the trained policy against ``opponent`` in every other seat."""
-    from agents.rllib_policy import RLlibAgent
-    from training.evaluate import evaluate, format_report
+    from nertz_env.agents.rllib_policy import RLlibAgent
+    from nertz_env.training.evaluate import evaluate, format_report
 
     me = RLlibAgent(config=config, path=path)
     lineup = [me] + [opponent] * (config.num_players - 1)
@@ -137,9 +137,8 @@ def main(argv: list[str] | None = None) -> Path:
     own_ray = not ray.is_initialized()  # a caller (a test, a notebook) may have started Ray already
     if own_ray and args.address:
         # The project's packages travel to the cluster's workers; its dependencies must be installed there.
-        import agents
         import nertz_env
-        import training
+        from nertz_env import agents, training
 
         ray.init(address=args.address, runtime_env={"py_modules": [nertz_env, agents, training]})
     elif own_ray:

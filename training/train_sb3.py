@@ -32,7 +32,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
 from nertz_env.config import NertzConfig
-from training.args import arg, parse
+from nertz_env.training.args import arg, parse
 
 
 @dataclass
@@ -131,7 +131,7 @@ def save_checkpoint(model, run_dir: Path) -> None:
 
 
 def evaluate_now(model, run_dir: Path, config: NertzConfig, args: Args, logger) -> None:
-    from training.train_selfplay import evaluate_policy
+    from nertz_env.training.train_selfplay import evaluate_policy
 
     tmp = run_dir / "policy.tmp.zip"
     model.save(tmp)

@@ -44,12 +44,12 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-import agents
-from agents.features import ActionFeatures
-from agents.policy import build_scorer, save_policy
+from nertz_env import agents
+from nertz_env.agents.features import ActionFeatures
+from nertz_env.agents.policy import build_scorer, save_policy
 from nertz_env.config import NertzConfig
+from nertz_env.training.args import arg, parse
 from nertz_env.vector import NertzVectorEnv
-from training.args import arg, parse
 
 
 @dataclass
@@ -130,7 +130,7 @@ class Opponents:
 
 def evaluate_policy(policy_path: Path, config: NertzConfig, deals: int, seed: int) -> dict:
     """The harness's duplicate format: the policy against three of each scripted baseline."""
-    from training.evaluate import evaluate
+    from nertz_env.training.evaluate import evaluate
 
     out = {}
     for rival in ("greedy", "heuristic"):

@@ -24,7 +24,7 @@ from nertz_env.render import render_text
 
 
 def _bots(names: Sequence[str], config: NertzConfig, seed: int):
-    import agents
+    from nertz_env import agents
 
     return [agents.make_spec(n, seed=seed + k, config=config) for k, n in enumerate(names)]
 
@@ -141,17 +141,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] in (["eval"], ["tournament"], ["bench"], ["train"]):  # thin front ends: the rest goes to the module
         command, rest = argv[0], argv[1:]
         if command == "eval":
-            from training.evaluate import main as run
+            from nertz_env.training.evaluate import main as run
         elif command == "tournament":
-            from training.tournament import main as run
+            from nertz_env.training.tournament import main as run
         elif command == "bench":
-            from benchmarks.throughput import main as run
+            from nertz_env.benchmarks.throughput import main as run
         else:
             trainer = rest.pop(0) if rest and rest[0] in ("selfplay", "sb3") else "selfplay"
             if trainer == "selfplay":
-                from training.train_selfplay import main as run
+                from nertz_env.training.train_selfplay import main as run
             else:
-                from training.train_sb3 import main as run
+                from nertz_env.training.train_sb3 import main as run
         result = run(rest)
         return result if isinstance(result, int) else 0
     args = ap.parse_args(argv)

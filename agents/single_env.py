@@ -59,7 +59,7 @@ class NertzSingleAgentEnv(gymnasium.Env):
     def _agent(self, spec: Any, k: int):
         if hasattr(spec, "act_batch"):
             return spec
-        import agents
+        from nertz_env import agents
 
         return agents.make_spec(str(spec), seed=k, config=self.config)
 
