@@ -45,7 +45,7 @@ class NertzSingleAgentEnv(gymnasium.Env):
             raise ValueError(f"invalid seat={seat!r}: accepted 'random' or 0..{self.config.num_players - 1}")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"invalid render_mode={render_mode!r}: accepted None or 'ansi'")
-        self.game = Game(self.config)
+        self.game = Game(self.config, illegal_action_penalty=illegal_action_penalty)
         self.opponents = [self._agent(o, k) for k, o in enumerate(opponents)]
         self.seat_option = seat
         self.seat = 0
@@ -89,7 +89,7 @@ class NertzSingleAgentEnv(gymnasium.Env):
         g.step(self._actions)
         st = g.state
         illegal = bool(st.illegal[0, self.seat])
-        reward = float(g.rewards[self.seat]) - (self.illegal_action_penalty if illegal else 0.0)
+        reward = float(g.rewards[self.seat])  # the penalty of an illegal action included
         reason = g.end_reason
         info = {
             "score": int(st.score[0, self.seat]),

@@ -147,7 +147,7 @@ class NertzParallelEnv(ParallelEnv):
         self.render_mode = render_mode
         self.strict = bool(strict)
         self.illegal_action_penalty = float(illegal_action_penalty)
-        self.game = Game(config)
+        self.game = Game(config, illegal_action_penalty=self.illegal_action_penalty)
         self.record = bool(record)
         self.recording: Recording | None = None
         self.observation_layout = self.game.layout
@@ -238,10 +238,7 @@ class NertzParallelEnv(ParallelEnv):
         infos = {}
         for i, agent in enumerate(self.agents):
             illegal = bool(st.illegal[0, i])
-            r = float(g.rewards[i])
-            if illegal:
-                r -= self.illegal_action_penalty
-            rewards[agent] = r
+            rewards[agent] = float(g.rewards[i])  # the penalty of an illegal action included
             info = {
                 "score": int(st.score[0, i]),
                 "collision": bool(st.collision[0, i]),

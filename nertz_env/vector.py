@@ -71,8 +71,6 @@ from gymnasium import spaces
 from nertz_env import engine
 from nertz_env.actions import ActionCatalogue
 from nertz_env.config import NertzConfig
-from nertz_env.engine import batch
-from nertz_env.engine.observe import mask_plan
 from nertz_env.layout import ObservationLayout
 
 _SAMPLER = 0x5A3  # mixed into the seed of the sampler's streams, apart from the games' own
@@ -136,7 +134,7 @@ def sample_legal(
     if result.shape != lead or result.dtype != np.int64 or not result.flags.c_contiguous:
         raise ValueError(f"out must be a contiguous int64 array shaped {lead}")
     if rows.shape[0]:
-        _run(batch.sample_legal_rows, batch.sample_legal_rows_threaded, _check_threads(num_threads),
+        _run(engine.sample_legal_rows, engine.sample_legal_rows_threaded, _check_threads(num_threads),
              rows, streams, result.reshape(-1))  # fmt: skip
     return result
 
@@ -181,14 +179,14 @@ class NertzVectorEnv:
         self.single_action_space = spaces.Discrete(self.num_actions)
 
         self.state = engine.new_state(self.num_envs, self.num_players, self.config.work_piles)
-        self.buffers = batch.new_buffers(
+        self.buffers = engine.new_buffers(
             self.num_envs, self.num_players, self.obs_dim, self.num_actions, self.config.num_teams
         )
         # Writable copies: the kernels' argument types then survive pickling (one compiled kernel).
         self._cfg = self.config.packed.copy()
         self._table = self.catalogue.table.copy()
         self._speed = self.config.speed_weights
-        self._plan = mask_plan(self._table)
+        self._plan = engine.mask_plan(self._table)
         self._actions = np.zeros((self.num_envs, self.num_players), np.int64)
         self._sampled = np.zeros((self.num_envs, self.num_players), np.int64)
         self._sampler = np.zeros(self.num_envs, np.uint64)
@@ -229,7 +227,7 @@ class NertzVectorEnv:
             self.state.rng[:] = engine.seed_streams(entropy, self.num_envs)
             self._sampler[:] = engine.seed_streams([entropy, _SAMPLER], self.num_envs)
             self._seeded = True
-        _run(batch.deal_batch, batch.deal_batch_threaded, self.num_threads,
+        _run(engine.deal_batch, engine.deal_batch_threaded, self.num_threads,
              self.state, self._cfg, self._table, self._plan, self.buffers)  # fmt: skip
         return self.buffers.obs, self.buffers.masks
 
@@ -252,7 +250,7 @@ class NertzVectorEnv:
                 f"got {a.dtype} {a.shape}"
             )
         np.copyto(self._actions, a, casting="unsafe")
-        _run(batch.step_batch, batch.step_batch_threaded, self.num_threads,
+        _run(engine.step_batch, engine.step_batch_threaded, self.num_threads,
              self.state, self._actions, self._cfg, self._table, self._speed, self._plan,
              self.illegal_action_penalty, self.buffers)  # fmt: skip
         out = self.buffers
