@@ -83,7 +83,6 @@ def test_serial_and_threaded_kernels_cache_apart():
     pairs = [
         (engine.step_batch, engine.step_batch_threaded),
         (engine.deal_batch, engine.deal_batch_threaded),
-        (engine.step_rules_batch, engine.step_rules_batch_threaded),
         (engine.sample_legal_rows, engine.sample_legal_rows_threaded),
     ]
     for serial, threaded in pairs:

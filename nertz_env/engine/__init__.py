@@ -12,8 +12,8 @@ agents and trainers use only the names below (and the named numbers of ``engine.
     Match (R8)     start_match, match_decision, match_winner, partner_of
     Composed       play_game_tick (a tick with rewards, ends, observations and masks), deal_game,
                    observe_and_mask,
-                   step_batch / deal_batch / step_rules_batch / step_games (whole batches, with
-                   *_threaded twins), Buffers, new_buffers, mask_plan, state_vector,
+                   step_batch / deal_batch (whole batches, with *_threaded twins), step_rules_batch
+                   (the rules alone), step_games (some games of a batch), Buffers, new_buffers, mask_plan, state_vector,
                    sample_legal_rows
 """
 
@@ -34,7 +34,6 @@ from nertz_env.engine.batch import (  # noqa: E402
     step_batch_threaded,
     step_games,
     step_rules_batch,
-    step_rules_batch_threaded,
 )
 from nertz_env.engine.compose import (  # noqa: E402
     PLAY_ALL,
@@ -102,5 +101,5 @@ __all__ = [
     "legal_row", "mask_plan", "match_decision", "match_winner", "new_buffers", "new_state", "observe_and_mask",
     "partner_of", "play_game_tick", "play_own_move", "r7_score", "rank", "red", "sample_legal_rows",
     "sample_legal_rows_threaded", "seed_streams", "shuffle_deal", "stamp_compiled", "start_match", "state_vector",
-    "step", "step_batch", "step_batch_threaded", "step_games", "step_rules_batch", "step_rules_batch_threaded",
+    "step", "step_batch", "step_batch_threaded", "step_games", "step_rules_batch",
 ]
