@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 class PackageDir(griffe.Extension):
-    def __init__(self, pyproject: str = "pyproject.toml") -> None:
-        setuptools = tomllib.loads((ROOT / pyproject).read_text())["tool"]["setuptools"]
+    def __init__(self) -> None:
+        setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
         self.package_dir: dict[str, str] = setuptools.get("package-dir", {})
 
     def on_package(self, *, pkg: griffe.Module, loader: griffe.GriffeLoader, **kwargs: Any) -> None:
