@@ -1,13 +1,13 @@
 """Many Nertz hands at once, stepped in the compiled engine: the batched twin of the PettingZoo env.
 
-=================  ===========================================================================
-games, seats       ``num_envs`` hands of ``num_players`` (2 to 8) players, all acting every tick
-observations       int8 ``[num_envs, num_players, obs_dim]``, each seat's egocentric view (R9),
-                   sliced by ``env.layout`` (``nertz_env.layout.ObservationLayout``)
-action masks       int8 ``[num_envs, num_players, num_actions]``, 1 = legal (R4); never empty
-actions            int ``[num_envs, num_players]``, indices into ``env.catalogue`` (R10 names)
-rewards            float32 ``[num_envs, num_players]``, per the ``reward`` option (R7)
-=================  ===========================================================================
+| part         | what                                                                              |
+|--------------|-----------------------------------------------------------------------------------|
+| games, seats | ``num_envs`` hands of ``num_players`` (2 to 8) players, all acting every tick     |
+| observations | int8 ``[num_envs, num_players, obs_dim]``, each seat's egocentric view (R9)       |
+| layout       | ``env.layout`` (``nertz_env.layout.ObservationLayout``) names the observation's parts |
+| action masks | int8 ``[num_envs, num_players, num_actions]``, 1 = legal (R4); never empty        |
+| actions      | int ``[num_envs, num_players]``, indices into ``env.catalogue`` (R10 names)       |
+| rewards      | float32 ``[num_envs, num_players]``, per the ``reward`` option (R7)               |
 
 Episode end (R5): a call or a stall *terminates* the hand, ``max_cycles`` *truncates* it; both are
 reported per game and seat, ``[num_envs, num_players]`` bool.
