@@ -34,30 +34,15 @@ class Game:
         self.illegal_action_penalty = float(illegal_action_penalty)
         p = config.num_players
         self.state = engine.new_state(1, p, config.work_piles)
-        # What each tick writes (engine.play_game_tick); rewards in float64, as the envs return them.
-        self.buffers = engine.new_buffers(
-            1, p, self.layout.size, len(self.catalogue), config.num_teams, reward_dtype=np.float64
-        )
+        self.obs = np.zeros((p, self.layout.size), np.int8)
+        self.masks = np.zeros((p, len(self.catalogue)), np.int8)
+        self.rewards = np.zeros(p, np.float64)
+        self._prev = np.zeros(p, np.int32)
         self._cfg = config.packed
         self._speed = config.speed_weights
         self._plan = engine.mask_plan(self.catalogue.table)
         self._actions = np.zeros(p, np.int64)
         self.seeded = False
-
-    @property
-    def obs(self) -> np.ndarray:
-        """Each player's observation ``[P, D]`` (int8, R9), written in place every tick."""
-        return self.buffers.obs[0]
-
-    @property
-    def masks(self) -> np.ndarray:
-        """Each player's legal-action mask ``[P, N]`` (int8, R4)."""
-        return self.buffers.masks[0]
-
-    @property
-    def rewards(self) -> np.ndarray:
-        """Each player's reward of the last tick ``[P]`` (float64)."""
-        return self.buffers.rewards[0]
 
     # -- dealing ---------------------------------------------------------------------------
     def reset(self, seed: int | None = None, decks: Sequence[Sequence[str | int]] | None = None) -> None:
@@ -68,7 +53,8 @@ class Game:
             self.seeded = True
         engine.start_match(self.state, 0, self._cfg)
         dealt = _NO_DECKS if decks is None else self.parse_decks(decks)
-        engine.deal_game(self.state, 0, dealt, self._cfg, self.catalogue.table, self._plan, self.buffers)
+        engine.deal_game(self.state, 0, dealt, self._cfg, self.catalogue.table, self._plan, self.obs, self.masks)
+        self.rewards[:] = 0
 
     def dealt_decks(self) -> list[list[str]]:
         """The R10 decks (card names, top of deck first) that deal the table of a freshly dealt
@@ -92,7 +78,8 @@ class Game:
         self._actions[:] = actions
         engine.play_game_tick(
             self.state, 0, self._actions, self._cfg, self.catalogue.table, self._speed, self._plan,
-            self.illegal_action_penalty, engine.PLAY_MATCH | engine.PLAY_OBSERVE, self.buffers,
+            self.illegal_action_penalty, engine.PLAY_MATCH | engine.PLAY_OBSERVE, self.obs, self.masks, self.rewards,
+            self._prev,
         )  # fmt: skip
 
     def legal_actions(self, player: int) -> np.ndarray:
@@ -315,5 +302,5 @@ class Game:
             raise ValueError("set_state takes a state returned by get_state() of a game with the same config")
         for dst, src in zip(self.state, state):
             dst[...] = src
-        engine.observe_and_mask(self.state, 0, self._cfg, self.catalogue.table, self._plan, self.buffers)
+        engine.observe_and_mask(self.state, 0, self._cfg, self.catalogue.table, self._plan, self.obs, self.masks)
         self.rewards[:] = 0

@@ -99,8 +99,10 @@ class Arena:
         p, b_max = self.config.num_players, self.batch_size
         d, n = self.layout.size, len(self.catalogue)
         state = engine.new_state(b_max, p, self.config.work_piles)
-        out = engine.new_buffers(b_max, p, d, n, self.config.num_teams)
-        obs, masks = out.obs, out.masks
+        obs = np.zeros((b_max, p, d), np.int8)
+        masks = np.zeros((b_max, p, n), np.int8)
+        rewards = np.zeros((b_max, p), np.float32)  # the composer's; the arena keeps the hands' scores
+        prev_score = np.zeros((b_max, p), np.int32)
         actions = np.zeros((b_max, p), np.int64)
         won = np.zeros((b_max, p), np.int32)
         lost = np.zeros((b_max, p), np.int32)
@@ -123,7 +125,7 @@ class Arena:
                 state.match_seats[b, engine.MS_CONTENDER] = hand.match.contenders
                 state.match_info[b, engine.MI_STATE] = hand.match.state
             decks = np.ascontiguousarray(hand.decks, dtype=np.int8)
-            engine.deal_game(state, b, decks, self._cfg, self._table, self._plan, out)
+            engine.deal_game(state, b, decks, self._cfg, self._table, self._plan, obs[b], masks[b])
             won[b], lost[b], illegal[b] = 0, 0, 0
             seat_agent[b] = hand.seats
             hands[b] = hand
@@ -154,10 +156,11 @@ class Arena:
             self._act(seat_agent.reshape(-1), obs_rows, mask_rows, act_rows)
             tables = np.flatnonzero(active)
             # One tick of every live table (R3), each a single hand: the streams make matches (R8).
-            engine.step_games(state, tables, actions, self._cfg, self._table, self._speed, self._plan, 0.0, out)
-            won[tables] += out.won_race[tables]  # R6 races won and lost
-            lost[tables] += out.collision[tables]
-            illegal[tables] += out.illegal[tables]
+            engine.step_games(state, tables, actions, self._cfg, self._table, self._speed, self._plan, obs, masks,
+                              rewards, prev_score)  # fmt: skip
+            won[tables] += state.won_race[tables]  # R6 races won and lost
+            lost[tables] += state.collision[tables]
+            illegal[tables] += state.illegal[tables]
             if illegal[tables].any():
                 b, s = np.argwhere(illegal[tables] > 0)[0]
                 raise RuntimeError(f"agent {self.agents[seat_agent[tables[b], s]]!r} played an illegal action")

@@ -35,14 +35,7 @@ from nertz_env.engine.batch import (  # noqa: E402
     step_games,
     step_rules_batch,
 )
-from nertz_env.engine.compose import (  # noqa: E402
-    PLAY_ALL,
-    PLAY_MATCH,
-    PLAY_OBSERVE,
-    PLAY_REDEAL,
-    deal_game,
-    observe_and_mask,
-)
+from nertz_env.engine.compose import PLAY_MATCH, PLAY_OBSERVE, deal_game, observe_and_mask  # noqa: E402
 from nertz_env.engine.core import (  # noqa: E402
     builds_on,
     builds_on_nertz,
@@ -95,11 +88,11 @@ for _module in (batch, compose, core, masks, match, moves, observe, raw, rng, ti
 __all__ = [
     "AIR_ACTION", "AIR_CARD", "AIR_KIND", "AIR_TICKS", "END_REASONS", "MATCH_CAPPED", "MATCH_DECIDED",
     "MATCH_PLAYING", "MATCH_TIE_BREAK", "MI_HANDS", "MI_HAND_OVER", "MI_LAST_REASON", "MI_LAST_TICKS", "MI_STATE",
-    "MI_TICKS", "MS_CALLED", "MS_CONTENDER", "MS_LAST", "MS_TOTAL", "PLAY_ALL", "PLAY_MATCH", "PLAY_OBSERVE",
-    "PLAY_REDEAL", "Buffers", "State", "builds_on", "builds_on_nertz", "copy_state", "deal", "deal_batch",
-    "deal_batch_threaded", "deal_game", "dealt_decks", "fits_foundation", "lay_on_foundation_tops", "legal_mask",
-    "legal_row", "mask_plan", "match_decision", "match_winner", "new_buffers", "new_state", "observe_and_mask",
-    "partner_of", "play_game_tick", "play_own_move", "r7_score", "rank", "red", "sample_legal_rows",
-    "sample_legal_rows_threaded", "seed_streams", "shuffle_deal", "stamp_compiled", "start_match", "state_vector",
-    "step", "step_batch", "step_batch_threaded", "step_games", "step_rules_batch",
+    "MI_TICKS", "MS_CALLED", "MS_CONTENDER", "MS_LAST", "MS_TOTAL", "PLAY_MATCH", "PLAY_OBSERVE", "Buffers",
+    "State", "builds_on", "builds_on_nertz", "copy_state", "deal", "deal_batch", "deal_batch_threaded", "deal_game",
+    "dealt_decks", "fits_foundation", "lay_on_foundation_tops", "legal_mask", "legal_row", "mask_plan",
+    "match_decision", "match_winner", "new_buffers", "new_state", "observe_and_mask", "partner_of",
+    "play_game_tick", "play_own_move", "r7_score", "rank", "red", "sample_legal_rows", "sample_legal_rows_threaded",
+    "seed_streams", "shuffle_deal", "stamp_compiled", "start_match", "state_vector", "step", "step_batch",
+    "step_batch_threaded", "step_games", "step_rules_batch",
 ]

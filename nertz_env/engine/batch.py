@@ -1,6 +1,7 @@
 """Whole batches in one compiled call: the games of a batch each play ``compose.play_tick`` (or
 are dealt by ``compose.deal_game``), the composer ``nertz_env.game.Game`` and the evaluation arena
-use too, so a batch plays exactly the games a single game plays. Every game draws its chance from
+use too, so a batch plays exactly the games a single game plays; a batch adds the record of an
+episode that ended and the same-step reset. Every game draws its chance from
 its own stream ``s.rng[b]``, so the ``*_threaded`` twins (numba ``prange`` over games) give the
 same results as the serial kernels, whatever the number of threads.
 
@@ -16,9 +17,28 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from nertz_env.engine.compose import PLAY_ALL, PLAY_OBSERVE, PLAY_REDEAL, deal_game, play_tick
-from nertz_env.engine.match import start_match
+from nertz_env.engine.compose import PLAY_MATCH, PLAY_OBSERVE, deal_game, observe_and_mask, play_tick
+from nertz_env.engine.constants import C_EPISODE, C_PLAYERS
+from nertz_env.engine.core import shuffle_deal
+from nertz_env.engine.match import episode_over, n_teams, start_match, team_sum
+from nertz_env.engine.raw import raw, raw_state
 from nertz_env.engine.rng import below
+from nertz_env.engine.state import (
+    END_MAX_CYCLES,
+    MATCH_CAPPED,
+    MATCH_DECIDED,
+    MI_HAND_OVER,
+    MI_HANDS,
+    MI_LAST_REASON,
+    MI_LAST_TICKS,
+    MI_STATE,
+    MI_TICKS,
+    MS_CALLED,
+    MS_CONTENDER,
+    MS_LAST,
+    MS_TOTAL,
+    RUNNING,
+)
 
 
 class Buffers(NamedTuple):
@@ -84,42 +104,149 @@ def new_buffers(
 
 
 # ---------------------------------------------------------------------------------------------
+# One game of a batch: the composed tick, then the end of an episode recorded and a new one dealt
+
+
+@njit(cache=True, inline="always")
+def _tick(s, b, actions, cfg, table, speed, plan, penalty, out):
+    """Game ``b``: ``compose.play_tick`` (rules, match books, rewards, observations, masks); its
+    race and legality flags and end flags; and if the episode (a hand, or a match, R8) ended, its
+    final record and a new deal from the game's own stream (same-step reset) with its
+    observations and masks."""
+    s = raw_state(s)
+    n_players = cfg[C_PLAYERS]
+    match = cfg[C_EPISODE] != 0
+    obs, masks = raw(out.obs)[b], raw(out.masks)[b]
+    play_tick(s, b, actions, cfg, table, speed, plan, penalty, PLAY_MATCH | PLAY_OBSERVE, obs, masks,
+              raw(out.rewards)[b], raw(out.prev_score)[b])  # fmt: skip
+    illegal, collision, won_race = raw(out.illegal)[b], raw(out.collision)[b], raw(out.won_race)[b]
+    for p in range(n_players):
+        illegal[p] = s.illegal[b, p]
+        collision[p] = s.collision[b, p]
+        won_race[p] = s.won_race[b, p]
+    over = episode_over(s, b, cfg)
+    raw(out.done)[b] = over
+    _end_flags(s, b, cfg, match, out)
+    if over:
+        final_obs = raw(out.final_obs)[b]
+        for p in range(n_players):
+            for i in range(obs.shape[1]):
+                final_obs[p, i] = obs[p, i]
+        _record_episode(s, b, cfg, match, out)
+        if match:
+            start_match(s, b, cfg)
+        shuffle_deal(s, b, cfg)
+        observe_and_mask(s, b, cfg, table, plan, obs, masks)
+
+
+@njit(cache=True, inline="always")
+def _end_flags(s, b, cfg, match, out):
+    """Terminated: a hand ended by a call or the stall rule, or a match decided; truncated: a
+    hand at ``max_cycles`` (R5), or a match stopped at ``max_hands`` (R8)."""
+    terminated, truncated = raw(out.terminated)[b], raw(out.truncated)[b]
+    if match:
+        if s.match_info[b, MI_HAND_OVER]:
+            _record_hand(s, b, cfg[C_PLAYERS], out)
+        raw(out.hand_done)[b] = s.match_info[b, MI_HAND_OVER] != 0
+        for p in range(cfg[C_PLAYERS]):
+            terminated[p] = s.match_info[b, MI_STATE] == MATCH_DECIDED
+            truncated[p] = s.match_info[b, MI_STATE] == MATCH_CAPPED
+    else:
+        ended = s.ended[b]
+        for p in range(cfg[C_PLAYERS]):
+            terminated[p] = ended != RUNNING and ended != END_MAX_CYCLES
+            truncated[p] = ended == END_MAX_CYCLES
+
+
+@njit(cache=True, inline="always")
+def _record_episode(s, b, cfg, match, out):
+    """The final record of the episode that ended: scores (a match's totals), callers, team
+    scores (R8), length and end reason."""
+    n_players = cfg[C_PLAYERS]
+    score, callers = raw(out.final_score)[b], raw(out.final_callers)[b]
+    for p in range(n_players):
+        score[p] = s.match_seats[b, MS_TOTAL, p] if match else s.score[b, p]
+        callers[p] = s.called[b, p]
+    for t in range(n_teams(cfg)):
+        raw(out.final_team_score)[b, t] = team_sum(score, t, cfg)
+    raw(out.final_length)[b] = s.match_info[b, MI_TICKS] if match else s.tick[b]
+    raw(out.final_reason)[b] = s.ended[b]
+    if match:
+        raw(out.final_hands)[b] = s.match_info[b, MI_HANDS]
+        for p in range(n_players):
+            raw(out.final_winners)[b, p] = s.match_seats[b, MS_CONTENDER, p] != 0
+
+
+@njit(cache=True, inline="always")
+def _record_hand(s, b, n_players, out):
+    raw(out.hand_length)[b] = s.match_info[b, MI_LAST_TICKS]
+    raw(out.hand_reason)[b] = s.match_info[b, MI_LAST_REASON]
+    for p in range(n_players):
+        raw(out.hand_score)[b, p] = s.match_seats[b, MS_LAST, p]
+        raw(out.hand_callers)[b, p] = s.match_seats[b, MS_CALLED, p] != 0
+        raw(out.hand_totals)[b, p] = s.match_seats[b, MS_TOTAL, p]
+
+
+@njit(cache=True)
+def _deal(s, b, cfg, table, plan, out):
+    start_match(s, b, cfg)
+    deal_game(s, b, _NO_DECKS, cfg, table, plan, out.obs[b], out.masks[b])
+    for p in range(cfg[C_PLAYERS]):
+        out.rewards[b, p] = 0
+        out.terminated[b, p] = False
+        out.truncated[b, p] = False
+        out.illegal[b, p] = False
+        out.collision[b, p] = False
+        out.won_race[b, p] = False
+    out.done[b] = False
+    out.hand_done[b] = False
+
+
+_NO_DECKS = np.empty((0, 52), np.int8)  # deal_game: shuffle from the game's own stream
+
+
+# ---------------------------------------------------------------------------------------------
 # Batches: serial kernels, and threaded twins compiled from the same Python source
 
 
 def _step_batch(s, actions, cfg, table, speed, plan, penalty, out):
     """Step every game of the batch (``actions[b, p]`` index the catalogue ``table``): rules,
-    match books, rewards, same-step reset, observations and masks."""
+    match books, rewards, observations, masks, and the same-step reset of ended episodes."""
     for b in prange(s.tick.shape[0]):
-        play_tick(s, b, actions[b], cfg, table, speed, plan, penalty, PLAY_ALL, out)
+        _tick(s, b, actions[b], cfg, table, speed, plan, penalty, out)
 
 
 def _deal_batch(s, cfg, table, plan, out):
     """Start a match (R8) and deal a new hand in every game from its own stream, with
     observations and masks."""
-    no_decks = np.empty((0, 52), np.int8)
     for b in prange(s.tick.shape[0]):
-        start_match(s, b, cfg)
-        deal_game(s, b, no_decks, cfg, table, plan, out)
+        _deal(s, b, cfg, table, plan, out)
 
 
 def _step_rules_batch(s, actions, cfg, table, speed, plan, out):
-    """The rules alone: step every game and redeal the ended ones (no observations, no rewards)."""
+    """The rules alone: ``compose.play_tick`` without observations or rewards for every game, and
+    a new deal for the ended ones."""
     for b in prange(s.tick.shape[0]):
-        play_tick(s, b, actions[b], cfg, table, speed, plan, 0.0, PLAY_REDEAL, out)
+        r = raw_state(s)
+        play_tick(r, b, actions[b], cfg, table, speed, plan, 0.0, 0, out.obs[b], out.masks[b], out.rewards[b],
+                  out.prev_score[b])  # fmt: skip
+        if r.ended[b] != RUNNING:
+            shuffle_deal(r, b, cfg)
 
 
-def _step_games(s, games, actions, cfg, table, speed, plan, penalty, out):
+def _step_games(s, games, actions, cfg, table, speed, plan, obs, masks, reward_out, prev_score):
     """One tick of the games ``games`` only, each a single hand (no match books, no redeal):
-    rewards, ends, observations and masks (the evaluation arena, whose streams make matches)."""
+    rewards, observations and masks (the evaluation arena, whose streams make matches)."""
     for i in range(games.shape[0]):
         b = games[i]
-        play_tick(s, b, actions[b], cfg, table, speed, plan, penalty, PLAY_OBSERVE, out)
+        play_tick(raw_state(s), b, actions[b], cfg, table, speed, plan, 0.0, PLAY_OBSERVE, obs[b], masks[b],
+                  reward_out[b], prev_score[b])  # fmt: skip
 
 
-def _play_game_tick(s, b, actions, cfg, table, speed, plan, penalty, flags, out):
-    """One tick of game ``b`` (``compose.play_tick``), callable from Python (``nertz_env.game``)."""
-    play_tick(s, b, actions, cfg, table, speed, plan, penalty, flags, out)
+def _play_game_tick(s, b, actions, cfg, table, speed, plan, penalty, flags, obs, masks, reward_out, prev_score):
+    """``compose.play_tick`` of game ``b``, callable from Python (``nertz_env.game.Game``)."""
+    play_tick(raw_state(s), b, actions, cfg, table, speed, plan, penalty, flags, raw(obs), raw(masks),
+              raw(reward_out), raw(prev_score))  # fmt: skip
 
 
 def _sample_legal_rows(masks, streams, out):
