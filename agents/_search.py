@@ -104,14 +104,13 @@ def _top(pile, height) -> int:
 def _is_legal(a, table, d, pos, cfg) -> bool:
     """The engine's R4 check of row ``a`` on the position at depth ``d`` (an unknown Nertz top
     cannot move)."""
-    work_len = pos.work_len[d]
     any_empty = False
-    for j in range(work_len.shape[0]):
-        if work_len[j] == 0:
+    for j in range(pos.work_len.shape[1]):
+        if pos.work_len[d, j] == 0:
             any_empty = True
     return legal_row(
         table[a, T_KIND], table[a, T_SOURCE], table[a, T_DEST], table[a, T_COUNT],
-        max(_top(pos.nertz, pos.nertz_len[d]), -1), _top(pos.waste, pos.waste_len[d]), pos.work[d], work_len,
+        max(_top(pos.nertz, pos.nertz_len[d]), -1), _top(pos.waste, pos.waste_len[d]), pos.work[d], pos.work_len[d],
         pos.tops[d], True, any_empty, cfg, 0, 0, NO_NERTZ, NO_NERTZ_LEN,
     )  # fmt: skip
 
@@ -142,22 +141,22 @@ def _evaluate(d, params, table, rows_eval, n_nertz, pos, cfg) -> float:
     work piles while Nertz cards remain, a Nertz top that can move next, cards ready for the
     foundations. ``rows_eval``: the Nertz top to a foundation, its ``n_nertz`` moves onto or under
     a work pile, then the other foundation moves (one loop, so one copy of the engine's check)."""
-    nertz_len, work_len = pos.nertz_len[d], pos.work_len[d]
+    nertz_len, work_len = pos.nertz_len[d], pos.work_len
     v = float(r7_score(pos.on_found[d], nertz_len, False, cfg[C_PENALTY], 0))
     nertz_top = _top(pos.nertz, nertz_len)
     nertz_done = nertz_len == 0 or nertz_top < 0
     if nertz_len == 0:
         v += params[P_OUT]
     else:
-        for j in range(work_len.shape[0]):
-            if work_len[j] == 0:
+        for j in range(work_len.shape[1]):
+            if work_len[d, j] == 0:
                 v += params[P_EMPTY]
         if nertz_top == UNKNOWN:
             v += params[P_NERTZ_UNKNOWN]
     for i in range(rows_eval.shape[0]):
         a = rows_eval[i]
         from_nertz = i <= n_nertz
-        if from_nertz and (nertz_done or (table[a, T_KIND] == TO_WORK and work_len[table[a, T_DEST]] == 0)):
+        if from_nertz and (nertz_done or (table[a, T_KIND] == TO_WORK and work_len[d, table[a, T_DEST]] == 0)):
             continue  # a space counts as a space, not as a place for this Nertz card
         if _is_legal(a, table, d, pos, cfg):
             if not from_nertz:
@@ -169,20 +168,20 @@ def _evaluate(d, params, table, rows_eval, n_nertz, pos, cfg) -> float:
 
 
 @njit(cache=True, inline="always")
-def _next_move(k, work_len, rows_single, ww_row) -> tuple[int, int]:
-    """The ``k``-th candidate move on a position with work piles of ``work_len`` and the next
+def _next_move(k, d, work_len, rows_single, ww_row) -> tuple[int, int]:
+    """The ``k``-th candidate move at depth ``d`` (work piles of ``work_len[d]``) and the next
     ``k``; ``(-1, k)`` when done. Single-card moves first, then work-to-work blocks the source
     pile holds."""
-    n_single, n_work = rows_single.shape[0], work_len.shape[0]
+    n_single, n_work = rows_single.shape[0], work_len.shape[1]
     while k < n_single + n_work * n_work * 13:
         if k < n_single:
             return rows_single[k], k + 1
         m = k - n_single
         i, j, n = m // (n_work * 13), (m // 13) % n_work, m % 13 + 1
         k += 1
-        if i == j or n > work_len[i]:
+        if i == j or n > work_len[d, i]:
             continue
-        if work_len[j] == 0 and n == work_len[i]:
+        if work_len[d, j] == 0 and n == work_len[d, i]:
             continue  # a whole pile into a space changes nothing
         return ww_row[i, j, n], k
     return -1, k
@@ -199,9 +198,9 @@ def _search(depth, params, table, rows_single, ww_row, rows_eval, n_nertz, pos, 
     cursor[1] = 0
     while True:
         if d < depth:
-            a, cursor[d] = _next_move(cursor[d], pos.work_len[d], rows_single, ww_row)
+            a, cursor[d] = _next_move(cursor[d], d, pos.work_len, rows_single, ww_row)
             while a >= 0 and not _is_legal(a, table, d, pos, cfg):
-                a, cursor[d] = _next_move(cursor[d], pos.work_len[d], rows_single, ww_row)
+                a, cursor[d] = _next_move(cursor[d], d, pos.work_len, rows_single, ww_row)
             if a >= 0:
                 _apply(a, table, d, pos)
                 d += 1

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from nertz_env.engine.compose import PLAY_MATCH, PLAY_OBSERVE, deal_game, observe_and_mask, play_tick
+from nertz_env.engine.compose import PLAY_MATCH, PLAY_OBSERVE, deal_game, observe_and_mask, play_rules, play_tick
 from nertz_env.engine.constants import C_EPISODE, C_PLAYERS
 from nertz_env.engine.core import shuffle_deal
 from nertz_env.engine.match import episode_over, n_teams, start_match, team_sum
@@ -223,13 +223,12 @@ def _deal_batch(s, cfg, table, plan, out):
         _deal(s, b, cfg, table, plan, out)
 
 
-def _step_rules_batch(s, actions, cfg, table, speed, plan, out):
-    """The rules alone: ``compose.play_tick`` without observations or rewards for every game, and
-    a new deal for the ended ones."""
+def _step_rules_batch(s, actions, cfg, table, speed):
+    """The rules alone: ``compose.play_rules`` (no match books, observations or rewards) for every
+    game, and a new deal for the ended ones."""
     for b in prange(s.tick.shape[0]):
         r = raw_state(s)
-        play_tick(r, b, actions[b], cfg, table, speed, plan, 0.0, 0, out.obs[b], out.masks[b], out.rewards[b],
-                  out.prev_score[b])  # fmt: skip
+        play_rules(r, b, actions[b], cfg, table, speed, 0)
         if r.ended[b] != RUNNING:
             shuffle_deal(r, b, cfg)
 

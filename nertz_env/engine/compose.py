@@ -89,20 +89,26 @@ def play_tick(s, b, actions, cfg, table, speed, plan, penalty, flags, obs, masks
     rewards into ``reward_out[P]``, less ``penalty`` for an illegal action, then every player's
     observation and mask into ``obs[P, D]`` and ``masks[P, N]`` (``prev_score[P]`` is scratch)."""
     n_players = cfg[C_PLAYERS]
-    observe = flags & PLAY_OBSERVE != 0
-    if observe:
-        for p in range(n_players):
-            prev_score[p] = running_value(s, b, p, cfg)
+    if flags & PLAY_OBSERVE == 0:
+        play_rules(s, b, actions, cfg, table, speed, flags)
+        return
+    for p in range(n_players):
+        prev_score[p] = running_value(s, b, p, cfg)
+    play_rules(s, b, actions, cfg, table, speed, flags)
+    rewards(s, b, prev_score, cfg, reward_out)
+    for p in range(n_players):
+        if s.illegal[b, p]:
+            reward_out[p] -= penalty
+    observe_game(s, b, cfg, obs)
+    legal_masks(s, b, cfg, table, plan, masks)
+
+
+@njit(cache=True, inline="always")
+def play_rules(s, b, actions, cfg, table, speed, flags):
+    """The rules of one tick of game ``b`` (``tick.step``) and, with ``PLAY_MATCH``, the R8 books."""
     step(s, b, actions, cfg, table, speed)
     if cfg[C_EPISODE] != 0 and flags & PLAY_MATCH != 0:
         match_step(s, b, cfg)
-    if observe:
-        rewards(s, b, prev_score, cfg, reward_out)
-        for p in range(n_players):
-            if s.illegal[b, p]:
-                reward_out[p] -= penalty
-        observe_game(s, b, cfg, obs)
-        legal_masks(s, b, cfg, table, plan, masks)
 
 
 @njit(cache=True)
