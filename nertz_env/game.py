@@ -6,17 +6,21 @@ notation (``snapshot``) and saves and restores it cheaply (``get_state`` / ``set
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+import warnings
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from nertz_env import engine
+from nertz_env import compile_notice, engine
 from nertz_env.actions import TO_NERTZ, ActionCatalogue
 from nertz_env.cards import card_name, parse_deck
 from nertz_env.config import NertzConfig
 from nertz_env.engine.state import AIR_ACTION, AIR_CARD, AIR_TICKS
 from nertz_env.layout import ObservationLayout
+
+compile_notice.install()  # the first run compiles the engine: say so on stderr
 
 
 class Game:
@@ -301,3 +305,14 @@ class Game:
             dst[...] = src
         engine.observe_and_mask(self.state, 0, self._cfg, self.catalogue.table, self.obs, self.masks)
         self.rewards[:] = 0
+
+
+def check_reset_options(options: Mapping[str, Any]) -> None:
+    """``decks`` is the one reset option. A near miss of it is a typo and raises; other unknown keys
+    only warn, because PettingZoo's own API tests pass arbitrary options."""
+    for key in options:
+        if key == "decks":
+            continue
+        if isinstance(key, str) and difflib.get_close_matches(key.lower(), ["decks"], n=1, cutoff=0.6):
+            raise ValueError(f"unknown reset option {key!r}; did you mean 'decks' (R10 fixed deals)?")
+        warnings.warn(f"ignoring unknown reset option {key!r}; known: 'decks' (R10 fixed deals)", stacklevel=3)

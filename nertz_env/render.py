@@ -63,6 +63,34 @@ def render_text(snapshot: dict[str, Any], color: bool = False, names: list[str] 
     return "\n".join(lines)
 
 
+def moved_card(player: dict[str, Any], action: str) -> str | None:
+    """The card an R10 action takes from ``player``'s piles (a snapshot's player, before the move):
+    the Nertz or waste top, a work pile's exposed card, or the first card of a moved block."""
+    source, arrow, _ = action.partition(">")
+    if not arrow:
+        return None
+    if source in ("nertz", "waste"):
+        pile = player[source]
+        return pile[-1] if pile else None
+    if source.startswith("work") and source[4:].isdigit():
+        pile = player["work"][int(source[4:])]
+        n = int(action.rsplit(":", 1)[1]) if ":" in action else 1
+        return pile[-n] if len(pile) >= n else None
+    return None
+
+
+def move_text(before: dict[str, Any], seat: int, action: str, won_race: bool = False, lost_race: bool = False) -> str:
+    """What seat ``seat`` did in one tick, in R10 names: the action and the card it moved (from the
+    snapshot ``before`` the tick), and the foundation race it won or lost (R6)."""
+    card = moved_card(before["players"][seat], action)
+    text = action if card is None else f"{action} {card}"
+    if lost_race:
+        text += "  (lost the race for the foundation, R6: the card stays)"
+    elif won_race:
+        text += "  (won a race for the foundation, R6)"
+    return text
+
+
 def _team_of(snapshot: dict[str, Any], p: int) -> int:
     return next(t for t, members in enumerate(snapshot["teams"]) if p in members)
 

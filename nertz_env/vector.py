@@ -68,12 +68,14 @@ import numba
 import numpy as np
 from gymnasium import spaces
 
-from nertz_env import engine
+from nertz_env import compile_notice, engine
 from nertz_env.actions import ActionCatalogue
 from nertz_env.config import NertzConfig
 from nertz_env.engine import batch
 from nertz_env.engine.observe import mask_plan
 from nertz_env.layout import ObservationLayout
+
+compile_notice.install()  # the first run compiles the engine: say so on stderr
 
 _SAMPLER = 0x5A3  # mixed into the seed of the sampler's streams, apart from the games' own
 
