@@ -140,9 +140,10 @@ def _fonts(image_font):
     return image_font.load_default(), image_font.load_default(), False
 
 
-def render_rgb(snapshot: dict[str, Any], events: dict[str, list[bool]] | None = None, names=None):
+def render_rgb(snapshot: dict[str, Any], events: dict[str, list[bool]] | None = None, names=None, caption=None):
     """The table as an ``[H, W, 3]`` uint8 image: foundations in the middle, players around them,
-    card faces with rank and suit, scores, and a mark on whoever won (W) or lost (X) a race (R6)."""
+    card faces with rank and suit, scores, and a mark on whoever won (W) or lost (X) a race (R6);
+    ``caption`` lines (e.g. the tick and every player's move) go above the table."""
     import numpy as np
 
     image, image_draw, image_font = _pillow()
@@ -155,7 +156,9 @@ def render_rgb(snapshot: dict[str, Any], events: dict[str, list[bool]] | None = 
     per_row = max(1, (width - 32) // (_CARD_W + 6))
     found_h = 30 + ((n_found + per_row - 1) // per_row) * (_CARD_H + 18)
     top = (len(players) + 1) // 2
-    height = 8 + row_h * len(players) + found_h + 8
+    caption = list(caption or [])
+    caption_h = 15 * len(caption) + 6 if caption else 0
+    height = 8 + caption_h + row_h * len(players) + found_h + 8
     img = image.new("RGB", (width, height), (22, 96, 52))
     draw = image_draw.Draw(img)
     r8 = _r8_lines(snapshot, names)
@@ -214,7 +217,9 @@ def render_rgb(snapshot: dict[str, Any], events: dict[str, list[bool]] | None = 
             draw.text((x, y + _CARD_H + 1), f"work{j}", fill=(200, 230, 210), font=small)
             x += _PILE_W + 12
 
-    y = 8
+    for k, line in enumerate(caption):
+        draw.text((16, 6 + 15 * k), line, fill=(255, 230, 120) if k == 0 else (255, 255, 255), font=small)
+    y = 8 + caption_h
     for p in range(top):
         player_row(p, y)
         y += row_h

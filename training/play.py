@@ -110,7 +110,7 @@ def play(args: argparse.Namespace, config: NertzConfig, opponents: list) -> int:
             scores = [final[a] for a in env.possible_agents]
             totals += scores
             hand += 1
-            print(f"\nhand over after {env.snapshot()['tick']} ticks ({_reason(infos['player_0'], names)})")
+            print(f"\nhand over after {env.snapshot()['tick']} ticks: {_reason(infos['player_0'], names)}")
             print("\n".join(ranking(scores, names)))
             if not args.match:
                 return 0
@@ -153,7 +153,7 @@ def watch(args: argparse.Namespace, config: NertzConfig, players: list) -> int:
         print("\ninterrupted; bye")
         return 130
     final = infos["player_0"]["final_scores"]
-    print(f"hand over after {env.snapshot()['tick']} ticks ({_reason(infos['player_0'], names)})")
+    print(f"hand over after {env.snapshot()['tick']} ticks: {_reason(infos['player_0'], names)}")
     print("\n".join(ranking([final[a] for a in env.possible_agents], names)))
     from nertz_env.replay import save_replay
 
