@@ -146,8 +146,9 @@ def watch(args: argparse.Namespace, config: NertzConfig, players: list) -> int:
             obs, _, _, _, infos = env.step(actions)
             if not args.quiet:
                 moved = [env.unwrapped.action_names[actions[a]] for a in env.possible_agents]
-                print(render_text(env.snapshot(), color=color, names=names))
-                print("\n".join(tick_lines(before, moved, infos, names, range(config.num_players))) + "\n")
+                print(f"tick {before['tick']}:")
+                print("\n".join(tick_lines(before, moved, infos, names, range(config.num_players))))
+                print(render_text(env.snapshot(), color=color, names=names) + "\n")
                 time.sleep(args.delay)
     except KeyboardInterrupt:
         print("\ninterrupted; bye")
