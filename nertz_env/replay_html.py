@@ -133,8 +133,9 @@ function draw() {
   });
   y += fh;
   for (let p = top; p < n; p++) { player(f, p, y); y += ROW; }
+  const best = Math.max(...f.scores), won = D.names.filter((_, p) => f.scores[p] === best).join(", ");
   document.getElementById("tick").textContent = "tick " + f.tick + " / " + D.frames[D.frames.length - 1].tick +
-    (f.end ? "  (hand over: " + f.end + ")" : "");
+    (f.end ? "  (hand over: " + f.end + "; " + (won.includes(",") ? "tied: " : "winner: ") + won + ")" : "");
   const moves = document.getElementById("moves");
   moves.innerHTML = "";
   if (!f.moves.length) moves.textContent = "the deal";

@@ -161,5 +161,10 @@ def test_html_replay_renders_and_steps_in_a_browser(tmp_path):
     for name, move in zip(["ann", "bob", "cy"], _moves_of(frames, 7)):
         assert f'<span class="who">{name}: </span>{move.replace(">", "&gt;")}' in dom
     assert 'data-frame="0"' in _dom(browser, page, "")
+    final = frames[-1]["snapshot"]
+    best = max(final["scores"])
+    winners = ", ".join(n for n, sc in zip(["ann", "bob", "cy"], final["scores"]) if sc == best)
+    last = _dom(browser, page, f"frame={len(frames) - 1}")
+    assert f"(hand over: {final['end_reason']}; {'tied' if ',' in winners else 'winner'}: {winners})" in last
     played = _dom(browser, page, "play=1", "--virtual-time-budget=3000")  # about 7 frames at 2.5 per second
     assert int(re.search(r'data-frame="(\d+)"', played).group(1)) >= 3
