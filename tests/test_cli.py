@@ -179,3 +179,18 @@ def test_eval_and_tournament_run_without_torch_or_pillow():
     )
     assert res.returncode == 0, res.stderr
     assert re.search(r"^heuristic ", res.stdout, re.M)
+
+
+def test_the_python_entry_points_check_the_same_values():
+    from nertz_env.training.evaluate import evaluate
+    from nertz_env.training.tournament import tournament
+
+    for kwargs, message in (({"hands": 0}, "invalid hands=0"), ({"batch_size": -1}, "invalid batch_size=-1"),
+                            ({"target_score": 0}, "invalid target_score=0"),
+                            ({"max_match_hands": 0}, "invalid max_hands=0")):
+        with pytest.raises(ValueError, match=message):
+            evaluate(["greedy", "greedy"], **kwargs)
+    with pytest.raises(ValueError, match="invalid target_score=-5"):
+        tournament(["greedy"] * 4, target_score=-5)
+    with pytest.raises(ValueError, match="invalid rounds=0"):
+        tournament(["greedy"] * 4, format="ladder", rounds=0)

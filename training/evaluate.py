@@ -1,9 +1,9 @@
 """The evaluation harness: agents play duplicate hands (or matches) and get a table of results.
 
-    python -m training.evaluate --agents heuristic greedy greedy greedy --hands 2000 --seed 0
-    python -m training.evaluate --agents heuristic greedy --hands 2000 --matches --target-score 100
-    python -m training.evaluate --agents heuristic greedy passive random --players 2 --hands 2000
-    python -m training.evaluate --agents greedy heuristic:call=now --rules stock_draw=1 --out r.json
+    nertz eval --agents heuristic greedy greedy greedy --hands 2000 --seed 0
+    nertz eval --agents heuristic greedy --hands 2000 --matches --target-score 100
+    nertz eval --agents heuristic greedy passive random --players 2 --hands 2000
+    nertz eval --agents greedy heuristic:call=now --rules stock_draw=1 --out r.json
 
 Duplicate format: deal ``i`` (one 52-card deck per seat, R10, drawn from the seed) is replayed
 once per rotation, agent ``k`` sitting in seat ``(k + r) % P`` in rotation ``r``, so every agent
@@ -247,6 +247,10 @@ def evaluate(
     ``ratings``, every hand in ``hands`` (and ``matches``), the config, seeds and versions; with
     partners also ``teams`` rows. A config with ``episode="match"`` plays matches by its own
     ``target_score``, ``hands`` and ``max_hands``."""
+    for name, value in (("hands", hands), ("batch_size", batch_size)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"invalid {name}={value!r}: accepted an integer >= 1")
+    NertzConfig(target_score=target_score, max_hands=max_match_hands)  # R8's own checks of both
     players = players if players is not None else len(agents)
     base = config if config is not None else NertzConfig()
     config = base if base.num_players == players else base.replace(num_players=players)

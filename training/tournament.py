@@ -1,9 +1,9 @@
 """Tournaments (R8): single elimination and the table ladder, played by any mix of agents.
 
-    python -m training.tournament --format elimination --agents heuristic greedy greedy random \\
+    nertz tournament --format elimination --agents heuristic greedy greedy random \\
         passive greedy heuristic random --seed 0
-    python -m training.tournament --format ladder --agents heuristic greedy greedy random --seed 0 --out t.json
-    python -m training.tournament --format ladder --agents ppo heuristic greedy random --target-score 30
+    nertz tournament --format ladder --agents heuristic greedy greedy random --seed 0 --out t.json
+    nertz tournament --format ladder --agents ppo heuristic greedy random --target-score 30
 
 Every table plays a match to ``--target-score`` (R8, ``training.evaluate.match_stream``: its tie
 rules, its deals, its hand cap), all tables of a round at once in an ``Arena``. The formats, the
@@ -102,6 +102,9 @@ def tournament(
     and OpenSkill ``ratings`` updated from every table in play order."""
     if format not in FORMATS:
         raise ValueError(f"unknown tournament format {format!r}; choose one of {', '.join(FORMATS)}")
+    if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
+        raise ValueError(f"invalid rounds={rounds!r}: accepted an integer >= 1")
+    NertzConfig(target_score=target_score, max_hands=max_match_hands)  # R8's own checks of both
     config = config if config is not None else NertzConfig()
     play = ArenaPlay(agents, config, seed, target_score, max_match_hands)
     if format == "elimination":
