@@ -3,7 +3,7 @@ the harness's kernels) the first time they run, then loads them from its cache (
 This module says so on stderr before each compile starts and reports progress while it runs,
 every few seconds, on a terminal and in logs alike:
 
-    nertz-env: compiling the rules engine (first run only, ~100 s on 2 cores; cached afterwards)
+    nertz-env: compiling the rules engine (first run only, about 2 min on one free core; cached afterwards)
     nertz-env: compiled observe_and_mask in 3.1 s
     nertz-env: compiling _advance_tables ... 5 s
     nertz-env: compiled _advance_tables in 9.8 s (14 s in all)
@@ -23,9 +23,9 @@ from typing import Any, TextIO
 
 from numba.core import event
 
-# Cold compile of what the main job uses (evaluation with the heuristic and greedy agents), from
-# import to the first result, on the project's 2-core machine (README, "Compile time").
-FIRST_RUN_ESTIMATE = "~100 s on 2 cores"
+# The main job's first run (README, "Start": nertz eval with the heuristic and greedy agents)
+# compiled in 123 s of CPU time on the project's 2-core machine.
+FIRST_RUN_ESTIMATE = "about 2 min on one free core"
 PREFIX = "nertz-env:"
 _OURS = ("nertz_env.",)
 

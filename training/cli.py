@@ -1,4 +1,4 @@
-"""The ``nertz`` command: play a hand against bots, watch bots play, and front ends over the
+"""The nertz command: play a hand against bots, watch bots play, and front ends over the
 harness, the tournaments, the benchmark and the trainers.
 
     nertz play --players 4 --opponents heuristic       # you are player_0

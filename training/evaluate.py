@@ -216,6 +216,7 @@ class _LogProgress:
         self.total, self.unit, self.every = total, unit, every
         self.done = 0
         self.start = self.last = time.perf_counter()
+        print(f"0/{total} {unit}s", file=sys.stderr, flush=True)
 
     def update(self, n: int = 1) -> None:
         self.done += n
