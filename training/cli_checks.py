@@ -16,15 +16,7 @@ from typing import Any, NoReturn
 from nertz_env.config import NertzConfig, parse_rule_options
 
 # What a plain ``pip install nertz-env`` lacks, by import name: the extra that brings it.
-EXTRAS = {
-    "torch": "training",
-    "sb3_contrib": "training",
-    "stable_baselines3": "training",
-    "tensorboard": "training",
-    "matplotlib": "training",
-    "PIL": "render",
-    "ray": "rllib",
-}
+EXTRAS = {"torch": "training", "stable_baselines3": "training", "sb3_contrib": "training", "PIL": "render"}
 # Errors of the user's making that the commands report in one line: bad values, missing files,
 # missing extras.
 USER_ERRORS = (ValueError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, ImportError)
@@ -114,8 +106,7 @@ def require(parser: Parser, *modules: str, what: str) -> None:
     """Stop with a one-line hint naming the extra to install when a module ``what`` needs is absent."""
     for module in modules:
         if importlib.util.find_spec(module) is None:
-            extra = EXTRAS.get(module, "dev")
-            hint = f"pip install 'nertz-env[{extra}]'"
+            hint = f"pip install 'nertz-env[{EXTRAS[module]}]'"
             if module == "torch":
                 hint += " (CPU-only machines: install torch from https://download.pytorch.org/whl/cpu first)"
             parser.error(f"{what} needs {module}, which is not installed: {hint}")

@@ -67,18 +67,29 @@ def tick_lines(before: dict, actions: Sequence[str], infos: dict, names: Sequenc
     ]
 
 
-def ranking(scores: Sequence[int], names: Sequence[str], what: str = "score") -> list[str]:
-    """The players by ``scores``, best first; everyone on the top score wins (R7, R8)."""
+def ranking(scores: Sequence[int], names: Sequence[str], what: str = "score", winners=None) -> list[str]:
+    """The players by ``scores``, best first; the ``winners`` (default: everyone on the top score,
+    R7; none while a match goes on) are marked and named."""
     order = sorted(range(len(scores)), key=lambda p: (-scores[p], p))
-    best = scores[order[0]]
+    winners = [p for p in order if scores[p] == scores[order[0]]] if winners is None else list(winners)
     width = max(len(n) for n in names)
     lines = []
     for place, p in enumerate(order, start=1):
-        mark = "  winner" if scores[p] == best else ""
+        mark = "  winner" if p in winners else ""
         lines.append(f"  {place}. {names[p]:<{width}}  {what} {scores[p]:+d}{mark}")
-    winners = [names[p] for p in order if scores[p] == best]
-    lines.append(("winner: " if len(winners) == 1 else "tied for first: ") + ", ".join(winners))
+    if winners:
+        lines.append(("winner: " if len(winners) == 1 else "tied for first: ") + ", ".join(names[p] for p in winners))
     return lines
+
+
+def match_winners(totals: np.ndarray, last: Sequence[int], target: int) -> list[int] | None:
+    """R8: once a total reaches ``target`` the highest total wins, a tie going to the higher score
+    in the last hand; None while the match goes on (no one at the target, or still tied)."""
+    if totals.max() < target:
+        return None
+    top = np.flatnonzero(totals == totals.max())
+    top = top[np.asarray(last)[top] == np.asarray(last)[top].max()]
+    return [int(p) for p in top] if len(top) == 1 else None
 
 
 def play(args: argparse.Namespace, config: NertzConfig, opponents: list) -> int:
@@ -114,10 +125,10 @@ def play(args: argparse.Namespace, config: NertzConfig, opponents: list) -> int:
             print("\n".join(ranking(scores, names)))
             if not args.match:
                 return 0
-            done = totals.max() >= args.target_score
-            print(f"\nmatch {'over' if done else 'so far'} after {hand} hand(s), to {args.target_score} (R8):")
-            print("\n".join(ranking(list(totals), names, what="total")))
-            if done:
+            won = match_winners(totals, scores, args.target_score)
+            print(f"\nmatch {'over' if won else 'so far'} after {hand} hand(s), to {args.target_score} (R8):")
+            print("\n".join(ranking([int(t) for t in totals], names, what="total", winners=won or [])))
+            if won:
                 return 0
     except KeyboardInterrupt:
         print("\ninterrupted; bye")
