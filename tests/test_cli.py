@@ -54,6 +54,7 @@ def test_ctrl_c_in_play_leaves_without_a_traceback():
         [sys.executable, "-m", "nertz_env.training.cli", "play", "--players", "2", "--opponents", "greedy"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a test runner's worker may ignore it
     )
     while "your moves:" not in proc.stdout.readline():
         assert proc.poll() is None, proc.stderr.read()
