@@ -1,7 +1,8 @@
 """A first start people can see: numba compiles the rules engine (and the scripted agents' and
 the harness's kernels) the first time they run, then loads them from its cache (``__pycache__``).
 This module says so on stderr before each compile starts and reports progress while it runs,
-every few seconds, on a terminal and in logs alike:
+every few seconds, in logs as below and on a terminal alike (there each progress line replaces
+the one before):
 
     nertz-env: compiling the rules engine (first run only, about 2 min on one free core; cached afterwards)
     nertz-env: compiled observe_and_mask in 3.1 s
@@ -49,10 +50,12 @@ class CompileNotice(event.Listener):
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
 
-    def _say(self, text: str) -> None:
+    def _say(self, text: str, progress: bool = False) -> None:
+        """A line on stderr; on a terminal a progress line is rewritten in place by the next one."""
         out = self.stream if self.stream is not None else sys.stderr
-        clear = "\r\x1b[K" if out.isatty() else ""  # a progress bar may hold the line
-        out.write(f"{clear}{PREFIX} {text}\n")
+        tty = out.isatty()
+        clear = "\r\x1b[K" if tty else ""  # a progress bar or the last progress line may hold the line
+        out.write(f"{clear}{PREFIX} {text}{'' if progress and tty else chr(10)}")
         out.flush()
 
     def on_start(self, ev: event.Event) -> None:
@@ -72,7 +75,7 @@ class CompileNotice(event.Listener):
 
     def _tick(self, name: str) -> None:
         while not self._stop.wait(self.interval):
-            self._say(f"compiling {name} ... {time.perf_counter() - self._started:.0f} s")
+            self._say(f"compiling {name} ... {time.perf_counter() - self._started:.0f} s", progress=True)
 
     def on_end(self, ev: event.Event) -> None:
         module, name = _name(ev.data["dispatcher"])

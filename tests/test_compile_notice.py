@@ -85,3 +85,24 @@ def test_a_failed_compile_is_not_reported_as_compiled():
         event.start_event("numba:compile", {"dispatcher": d})
         event.end_event("numba:compile", {"dispatcher": d}, exc_details=(TypeError, TypeError("x"), None))
     assert "compiled step" not in log.getvalue()
+
+
+class Terminal(Log):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_on_a_terminal_progress_rewrites_one_line_and_clears_a_progress_bar():
+    screen = Terminal()
+    d = FakeDispatcher("nertz_env.engine.tick", "step")
+    with listening(CompileNotice(stream=screen, interval=0.05)):
+        event.start_event("numba:compile", {"dispatcher": d})
+        time.sleep(0.2)
+        event.end_event("numba:compile", {"dispatcher": d})
+    text = screen.getvalue()
+    clear = "\r\x1b[K"
+    assert text.startswith(clear + "nertz-env: compiling the rules engine")
+    lines = text.split("\n")
+    assert len(lines) == 3 and lines[2] == ""  # the banner, then one line that the progress kept rewriting
+    assert lines[1].count(clear + "nertz-env: compiling step ... ") >= 2
+    assert lines[1].rsplit(clear, 1)[1].startswith("nertz-env: compiled step in ")
