@@ -15,6 +15,7 @@ torch is imported here only, so the scripted agents and the envs never need it.
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -178,7 +179,10 @@ def save_policy(
 def load_network(path: str | Path):
     """``(network, config, blob)`` from a policy or training checkpoint written by this project."""
     torch = _torch()
-    blob = torch.load(Path(path), map_location="cpu", weights_only=False)
+    try:
+        blob = torch.load(Path(path), map_location="cpu", weights_only=False)
+    except (OSError, RuntimeError, EOFError, ValueError, pickle.UnpicklingError) as e:
+        raise ValueError(f"{path} is not a policy file saved by this project (a .pt policy or checkpoint): {e}") from e
     if not isinstance(blob, dict) or blob.get("format") not in FORMATS:
         raise ValueError(f"{path} is not a nertz self-play policy ({FORMATS}); MaskablePPO files end in .zip")
     cfg = dict(blob["config"])

@@ -21,7 +21,7 @@ import numpy as np
 from gymnasium import spaces
 
 from nertz_env.config import NertzConfig
-from nertz_env.game import Game
+from nertz_env.game import Game, check_reset_options
 
 
 class NertzSingleAgentEnv(gymnasium.Env):
@@ -65,6 +65,7 @@ class NertzSingleAgentEnv(gymnasium.Env):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
+        check_reset_options(options or {})
         if seed is not None or not self.game.seeded:
             # The game's stream is drawn from the env's generator, so one seed fixes both.
             self.game.reset(seed=int(self.np_random.integers(2**63)), decks=(options or {}).get("decks"))
@@ -78,6 +79,8 @@ class NertzSingleAgentEnv(gymnasium.Env):
         return self.game.masks[self.seat].astype(bool)
 
     def step(self, action: Any):
+        if not self.game.seeded:
+            raise RuntimeError("step() called before reset(); call reset() to deal the first hand")
         a = int(action)
         if not 0 <= a < self.action_space.n:
             raise ValueError(f"action {a} is out of range; actions are 0..{self.action_space.n - 1}")

@@ -23,12 +23,11 @@ d. peers, when installed (``pip install 'nertz-env[bench]'`` and pygame for Pett
 Also the numba compile time of the vector env on first use, measured in a subprocess with an
 empty ``NUMBA_CACHE_DIR``, and the start-up once the cache is filled.
 
-Usage: ``python -m benchmarks.throughput [--json out.json] [--repeats 5] [--quick]``
+Usage: ``nertz bench [--json out.json] [--repeats 5] [--quick]`` (or ``python -m nertz_env.benchmarks.throughput``)
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import json
 import os
@@ -272,14 +271,16 @@ def table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.throughput", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    ap.add_argument("--repeats", type=int, default=5, help="runs per figure (the median is reported)")
-    ap.add_argument("--seconds", type=float, default=1.0, help="wall-clock seconds per run")
+def main(argv: Sequence[str] | None = None, prog: str = "nertz bench") -> int:
+    from nertz_env.cli_checks import Parser, at_least, number_from, output_file
+
+    ap = Parser(prog=prog, description=__doc__.split("\n\n")[0])
+    ap.add_argument("--json", metavar="PATH", type=output_file(), help="also write the results as JSON")
+    ap.add_argument("--repeats", type=at_least(1), default=5, help="runs per figure (the median is reported)")
+    ap.add_argument("--seconds", type=number_from(0, inclusive=False), default=1.0, help="wall-clock seconds per run")
     ap.add_argument("--quick", action="store_true", help="2 repeats of 0.3 s, batch sizes 64 and 1024, no compile run")
-    ap.add_argument("--threads", type=int, default=1, help="also run the vector env with this many threads")
-    ap.add_argument("--batch-sizes", type=int, nargs="*", default=None, help=f"default {BATCH_SIZES}")
+    ap.add_argument("--threads", type=at_least(1), default=1, help="also run the vector env with this many threads")
+    ap.add_argument("--batch-sizes", type=at_least(1), nargs="*", default=None, help=f"default {BATCH_SIZES}")
     args = ap.parse_args(argv)
     repeats, seconds = (2, 0.3) if args.quick else (args.repeats, args.seconds)
     batches = args.batch_sizes or ((64, 1024) if args.quick else BATCH_SIZES)

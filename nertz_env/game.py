@@ -6,7 +6,9 @@ notation (``snapshot``) and saves and restores it cheaply (``get_state`` / ``set
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+import warnings
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -304,3 +306,14 @@ class Game:
             dst[...] = src
         engine.observe_and_mask(self.state, 0, self._cfg, self.catalogue.table, self._plan, self.obs, self.masks)
         self.rewards[:] = 0
+
+
+def check_reset_options(options: Mapping[str, Any]) -> None:
+    """``decks`` is the one reset option. A near miss of it is a typo and raises; other unknown keys
+    only warn, because PettingZoo's own API tests pass arbitrary options."""
+    for key in options:
+        if key == "decks":
+            continue
+        if isinstance(key, str) and difflib.get_close_matches(key.lower(), ["decks"], n=1, cutoff=0.6):
+            raise ValueError(f"unknown reset option {key!r}; did you mean 'decks' (R10 fixed deals)?")
+        warnings.warn(f"ignoring unknown reset option {key!r}; known: 'decks' (R10 fixed deals)", stacklevel=3)

@@ -107,7 +107,7 @@ from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrappe
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from nertz_env.config import NertzConfig
-from nertz_env.game import Game
+from nertz_env.game import Game, check_reset_options
 from nertz_env.render import render_rgb, render_text
 from nertz_env.replay import Recording, start_recording
 from nertz_env.turn_based import NertzTurnBasedEnv
@@ -168,6 +168,7 @@ class NertzParallelEnv(ParallelEnv):
         self.action_spaces = {a: spaces.Discrete(n) for a in self.possible_agents}
         self.state_space = spaces.Box(0, lay.state_high, (lay.state_size,), np.int8)
         self._actions = np.zeros(config.num_players, np.int64)
+        self._dealt = False
 
     # -- spaces and names ---------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Dict:
@@ -194,10 +195,12 @@ class NertzParallelEnv(ParallelEnv):
     # -- the loop -----------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None):
         options = dict(options or {})
-        unknown = set(options) - {"decks"}
-        if unknown:  # PettingZoo's api test passes arbitrary options, so a warning, not an error
-            gymnasium.logger.warn(f"ignoring unknown reset option(s) {sorted(unknown)}; known: 'decks' (R10 deals)")
+        check_reset_options(options)
         self.game.reset(seed=seed, decks=options.get("decks"))
+        if seed is not None:  # action_space(a).sample() then repeats with the deal
+            for i, agent in enumerate(self.possible_agents):
+                self.action_spaces[agent].seed(int(np.random.SeedSequence([seed, i]).generate_state(1)[0]))
+        self._dealt = True
         self.agents = self.possible_agents[:]
         if self.record:
             self.recording = start_recording(self.game)
@@ -208,6 +211,8 @@ class NertzParallelEnv(ParallelEnv):
         return obs, infos
 
     def step(self, actions: Mapping[str, Any]):
+        if not self._dealt:
+            raise RuntimeError("step() called before reset(); call reset() to deal the first hand")
         if not self.agents:
             raise RuntimeError("step() called after the hand ended; call reset() to deal a new hand")
         if not isinstance(actions, Mapping):

@@ -63,6 +63,34 @@ def render_text(snapshot: dict[str, Any], color: bool = False, names: list[str] 
     return "\n".join(lines)
 
 
+def moved_card(player: dict[str, Any], action: str) -> str | None:
+    """The card an R10 action takes from ``player``'s piles (a snapshot's player, before the move):
+    the Nertz or waste top, a work pile's exposed card, or the first card of a moved block."""
+    source, arrow, _ = action.partition(">")
+    if not arrow:
+        return None
+    if source in ("nertz", "waste"):
+        pile = player[source]
+        return pile[-1] if pile else None
+    if source.startswith("work") and source[4:].isdigit():
+        pile = player["work"][int(source[4:])]
+        n = int(action.rsplit(":", 1)[1]) if ":" in action else 1
+        return pile[-n] if len(pile) >= n else None
+    return None
+
+
+def move_text(before: dict[str, Any], seat: int, action: str, won_race: bool = False, lost_race: bool = False) -> str:
+    """What seat ``seat`` did in one tick, in R10 names: the action and the card it moved (from the
+    snapshot ``before`` the tick), and the foundation race it won or lost (R6)."""
+    card = moved_card(before["players"][seat], action)
+    text = action if card is None else f"{action} {card}"
+    if lost_race:
+        text += "  (lost the race for the foundation, R6: the card stays)"
+    elif won_race:
+        text += "  (won a race for the foundation, R6)"
+    return text
+
+
 def _team_of(snapshot: dict[str, Any], p: int) -> int:
     return next(t for t, members in enumerate(snapshot["teams"]) if p in members)
 
@@ -112,9 +140,10 @@ def _fonts(image_font):
     return image_font.load_default(), image_font.load_default(), False
 
 
-def render_rgb(snapshot: dict[str, Any], events: dict[str, list[bool]] | None = None, names=None):
+def render_rgb(snapshot: dict[str, Any], events: dict[str, list[bool]] | None = None, names=None, caption=None):
     """The table as an ``[H, W, 3]`` uint8 image: foundations in the middle, players around them,
-    card faces with rank and suit, scores, and a mark on whoever won (W) or lost (X) a race (R6)."""
+    card faces with rank and suit, scores, and a mark on whoever won (W) or lost (X) a race (R6);
+    ``caption`` lines (e.g. the tick and every player's move) go above the table."""
     import numpy as np
 
     image, image_draw, image_font = _pillow()
@@ -127,7 +156,9 @@ def render_rgb(snapshot: dict[str, Any], events: dict[str, list[bool]] | None = 
     per_row = max(1, (width - 32) // (_CARD_W + 6))
     found_h = 30 + ((n_found + per_row - 1) // per_row) * (_CARD_H + 18)
     top = (len(players) + 1) // 2
-    height = 8 + row_h * len(players) + found_h + 8
+    caption = list(caption or [])
+    caption_h = 15 * len(caption) + 6 if caption else 0
+    height = 8 + caption_h + row_h * len(players) + found_h + 8
     img = image.new("RGB", (width, height), (22, 96, 52))
     draw = image_draw.Draw(img)
     r8 = _r8_lines(snapshot, names)
@@ -186,7 +217,9 @@ def render_rgb(snapshot: dict[str, Any], events: dict[str, list[bool]] | None = 
             draw.text((x, y + _CARD_H + 1), f"work{j}", fill=(200, 230, 210), font=small)
             x += _PILE_W + 12
 
-    y = 8
+    for k, line in enumerate(caption):
+        draw.text((16, 6 + 15 * k), line, fill=(255, 230, 120) if k == 0 else (255, 255, 255), font=small)
+    y = 8 + caption_h
     for p in range(top):
         player_row(p, y)
         y += row_h

@@ -1,9 +1,9 @@
 """Recorded hands: the deal, the random stream and every action in R10 names, so a hand can be
-replayed exactly and saved as an animated GIF or an HTML page with a step slider."""
+replayed exactly and saved as an animated GIF or a web page that draws the table with card
+pictures, with play, pause and step controls."""
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -12,7 +12,8 @@ from typing import Any
 
 from nertz_env.config import NertzConfig
 from nertz_env.game import Game
-from nertz_env.render import render_rgb, render_text
+from nertz_env.render import move_text, render_rgb
+from nertz_env.replay_html import frame_view, page
 
 
 @dataclass
@@ -24,6 +25,7 @@ class Recording:
     decks: list[list[str]]
     rng: int
     actions: list[list[str]] = field(default_factory=list)
+    names: list[str] | None = None  # who played each seat, for the replay's labels
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -60,22 +62,57 @@ def replay(recording: Recording) -> list[dict[str, Any]]:
     return frames
 
 
-def save_replay(recording: Recording, path: str | Path, fps: float = 4.0, every: int = 1) -> Path:
-    """Write a recorded hand as ``.gif`` (Pillow) or ``.html`` (a page with a step slider)."""
+def save_replay(
+    recording: Recording, path: str | Path, fps: float = 4.0, every: int = 1, names: Sequence[str] | None = None
+) -> Path:
+    """Write a recorded hand as ``.gif`` (Pillow; each frame captioned with its tick and every
+    player's move) or ``.html`` (a page drawing the table with card pictures, with play, pause,
+    step and a slider; ``nertz_env.replay_html``). ``every`` keeps every n-th tick; ``names``
+    labels the seats (default ``player_0``, ...)."""
     path = Path(path)
-    frames = replay(recording)[::every]
-    if path.suffix.lower() == ".gif":
-        from PIL import Image
-
-        images = [Image.fromarray(render_rgb(f["snapshot"], f["events"])) for f in frames]
-        size = (max(i.width for i in images), max(i.height for i in images))
-        images = [i if i.size == size else _pad(i, size) for i in images]
-        images[0].save(path, save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0)
-    elif path.suffix.lower() in (".html", ".htm"):
-        path.write_text(_html(frames))
-    else:
+    suffix = path.suffix.lower()
+    if suffix not in (".gif", ".html", ".htm"):
         raise ValueError(f"unknown replay format {path.suffix!r}; accepted: .gif or .html")
+    if not isinstance(every, int) or every < 1:
+        raise ValueError(f"invalid every={every!r}: accepted an integer >= 1")
+    if not fps > 0:
+        raise ValueError(f"invalid fps={fps!r}: accepted a number > 0")
+    frames = replay(recording)
+    n = len(recording.decks)
+    names = list(names if names is not None else recording.names or [f"player_{p}" for p in range(n)])
+    if len(names) != n:
+        raise ValueError(f"names must name the {n} players, got {len(names)}")
+    moves = [[] if f["actions"] is None else _moves(frames[k - 1]["snapshot"], f) for k, f in enumerate(frames)]
+    keep = list(range(0, len(frames), every))
+    if keep[-1] != len(frames) - 1:
+        keep.append(len(frames) - 1)  # always end on the final table
+    if suffix == ".gif":
+        _gif(path, [frames[k] for k in keep], [moves[k] for k in keep], names, fps)
+    else:
+        views = [frame_view(frames[k]["snapshot"], frames[k]["events"], moves[k]) for k in keep]
+        path.write_text(page(views, names), encoding="utf-8")
     return path
+
+
+def _moves(before: dict[str, Any], frame: dict[str, Any]) -> list[str]:
+    """Every player's move in the tick that led to ``frame`` (``render.move_text``, R10 names)."""
+    ev = frame["events"]
+    return [move_text(before, p, a, ev["won_race"][p], ev["collision"][p]) for p, a in enumerate(frame["actions"])]
+
+
+def _gif(path: Path, frames: list[dict[str, Any]], moves: list[list[str]], names: list[str], fps: float) -> None:
+    from nertz_env.render import _pillow
+
+    image = _pillow()[0]
+    pictures = []
+    for f, m in zip(frames, moves):
+        snap = f["snapshot"]
+        head = f"tick {snap['tick']}" + (f"  (hand over: {snap['end_reason']})" if snap["ended"] else "")
+        caption = [head] + ([f"{names[p]}: {text}" for p, text in enumerate(m)] if m else ["the deal"])
+        pictures.append(image.fromarray(render_rgb(snap, f["events"], names=names, caption=caption)))
+    size = (max(i.width for i in pictures), max(i.height for i in pictures))
+    pictures = [i if i.size == size else _pad(i, size) for i in pictures]
+    pictures[0].save(path, save_all=True, append_images=pictures[1:], duration=int(1000 / fps), loop=0)
 
 
 def _pad(img, size):
@@ -84,24 +121,3 @@ def _pad(img, size):
     out = Image.new("RGB", size, (22, 96, 52))
     out.paste(img, (0, 0))
     return out
-
-
-def _html(frames: Sequence[dict[str, Any]]) -> str:
-    pages = []
-    for f in frames:
-        text = html.escape(render_text(f["snapshot"]))
-        for suit in ("D", "H"):
-            for r in "A23456789TJQK":
-                text = text.replace(f"{r}{suit}", f'<span class="red">{r}{suit}</span>')
-        acts = ", ".join(f"player_{p}: {a}" for p, a in enumerate(f["actions"])) if f["actions"] else "the deal"
-        pages.append(f"<div class='act'>{html.escape(acts)}</div><pre>{text}</pre>")
-    data = json.dumps(pages)
-    return f"""<!doctype html><html><head><meta charset="utf-8"><title>Nertz replay</title>
-<style>body{{font-family:sans-serif;background:#165f34;color:#fff}} pre{{background:#fff;color:#111;padding:8px}}
-.red{{color:#c8141e}} .act{{margin:6px 0}}</style></head><body>
-<h3>Nertz replay</h3><input id="s" type="range" min="0" max="{len(frames) - 1}" value="0" style="width:80%">
-<span id="n">0</span><div id="f"></div>
-<script>const F={data};const s=document.getElementById('s');
-function show(){{document.getElementById('f').innerHTML=F[s.value];
-document.getElementById('n').textContent='frame '+s.value;}}
-s.oninput=show;show();</script></body></html>"""

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from nertz_env import nertz_v0
+from nertz_env.render import render_rgb
 from nertz_env.replay import Recording, replay, save_replay
 
 
@@ -41,6 +42,129 @@ def test_recorded_hand_replays_exactly_through_json(tmp_path):
     from PIL import Image
 
     with Image.open(gif) as im:
-        assert im.n_frames == len(frames[::25])
+        assert im.n_frames == len(frames[::25]) + bool((len(frames) - 1) % 25)  # and the final table
     with pytest.raises(ValueError, match=r"\.gif or \.html"):
         save_replay(rec, tmp_path / "hand.mp4")
+
+
+def _recorded_hand(seed=3, players=3):
+    from nertz_env import agents
+
+    env = nertz_v0.parallel_env(num_players=players, record=True)
+    bots = [agents.make("greedy", seed=k, config=env.unwrapped.config) for k in range(players)]
+    obs, _ = env.reset(seed=seed)
+    while env.agents:
+        obs, *_ = env.step({a: bot.act(obs[a]) for a, bot in zip(env.agents, bots)})
+    return env.unwrapped.recording
+
+
+def _page_data(text):
+    import json
+
+    start = text.index("const D = ") + len("const D = ")
+    return json.loads(text[start : text.index(";\n", start)])
+
+
+def test_html_replay_holds_every_kept_frame_with_names_moves_and_races(tmp_path):
+    rec = _recorded_hand()
+    frames = replay(rec)
+    path = save_replay(rec, tmp_path / "hand.html", every=4, names=["ann", "bob", "cy"])
+    data = _page_data(path.read_text())
+    kept = list(range(0, len(frames), 4)) + ([len(frames) - 1] if (len(frames) - 1) % 4 else [])
+    assert data["names"] == ["ann", "bob", "cy"]
+    assert [f["tick"] for f in data["frames"]] == [frames[k]["snapshot"]["tick"] for k in kept]
+    assert data["frames"][-1]["end"] == frames[-1]["snapshot"]["end_reason"]  # ends on the final table
+    for view, k in zip(data["frames"][1:], kept[1:]):
+        snap, before = frames[k]["snapshot"], frames[k - 1]["snapshot"]
+        for p, (name, move) in enumerate(zip(frames[k]["actions"], view["moves"])):
+            assert move.startswith(name)  # R10 name, then the card it moved
+            if name.split(">")[0] in ("nertz", "waste"):
+                assert move.split()[1] == before["players"][p][name.split(">")[0]][-1]
+            assert ("W" in view["races"][p]) == frames[k]["events"]["won_race"][p]
+        assert view["found"] == [[f["cards"][-1][1], f["cards"][-1][0], f["complete"]] for f in snap["foundations"]]
+        assert [pl["nertz"][1] for pl in view["players"]] == [len(pl["nertz"]) for pl in snap["players"]]
+    assert data["frames"][0]["moves"] == []  # the deal
+
+
+def test_gif_frames_carry_the_tick_and_the_moves(tmp_path):
+    Image = pytest.importorskip("PIL.Image")
+
+    rec = _recorded_hand()
+    frames = replay(rec)
+    plain = render_rgb(frames[5]["snapshot"], frames[5]["events"])
+    captioned = render_rgb(frames[5]["snapshot"], frames[5]["events"], caption=["tick 5", "a: draw", "b: wait"])
+    assert captioned.shape[0] == plain.shape[0] + 3 * 15 + 6
+    assert np.array_equal(captioned[3 * 15 + 6 :], plain)  # the table below is the same picture
+    ink = (captioned[: 3 * 15 + 6] != plain[0, 0]).any(axis=2)
+    assert all(ink[6 + 15 * k : 6 + 15 * k + 12].sum() > 50 for k in range(3))  # each caption line is written
+    gif = save_replay(rec, tmp_path / "hand.gif", every=1)
+    with Image.open(gif) as im:
+        assert im.n_frames == len(frames)
+        im.seek(1)
+        first = np.asarray(im.convert("RGB"))
+    top = render_rgb(frames[1]["snapshot"], frames[1]["events"], names=[f"player_{p}" for p in range(3)],
+                     caption=["tick 1"] + [f"player_{p}: {m}" for p, m in enumerate(_moves_of(frames, 1))])
+    assert np.abs(first[: top.shape[0]].astype(int) - top.astype(int)).mean() < 8  # GIF palette, same picture
+
+
+def _moves_of(frames, k):
+    from nertz_env.render import move_text
+
+    ev = frames[k]["events"]
+    return [move_text(frames[k - 1]["snapshot"], p, a, ev["won_race"][p], ev["collision"][p])
+            for p, a in enumerate(frames[k]["actions"])]
+
+
+def test_save_replay_checks_its_arguments_before_replaying(tmp_path):
+    rec = _recorded_hand()
+    with pytest.raises(ValueError, match=r"invalid every=0"):
+        save_replay(rec, tmp_path / "hand.html", every=0)
+    with pytest.raises(ValueError, match=r"names must name the 3 players, got 2"):
+        save_replay(rec, tmp_path / "hand.html", names=["a", "b"])
+    assert not (tmp_path / "hand.html").exists()
+
+
+def _chromium():
+    import shutil
+
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        if shutil.which(name):
+            return shutil.which(name)
+    pytest.skip("no Chromium to open the replay page in (apt-get install chromium)")
+
+
+def _dom(browser, page, query, *flags):
+    import subprocess
+
+    out = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", *flags, "--dump-dom", f"{page.as_uri()}?{query}"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout
+
+
+def test_html_replay_renders_and_steps_in_a_browser(tmp_path):
+    import re
+
+    browser = _chromium()
+    rec = _recorded_hand()
+    frames = replay(rec)
+    page = save_replay(rec, tmp_path / "hand.html", names=["ann", "bob", "cy"])
+    dom = _dom(browser, page, "steps=7")
+    assert 'data-frame="7"' in dom
+    assert re.search(rf'id="tick">tick 7 / {frames[-1]["snapshot"]["tick"]}<', dom)
+    snap = frames[7]["snapshot"]
+    faces = sum(bool(pl["nertz"]) + bool(pl["waste"]) + sum(len(w) for w in pl["work"]) for pl in snap["players"])
+    assert dom.count('class="card"') == faces + len(snap["foundations"])  # every visible card drawn
+    assert dom.count('class="back"') == sum(bool(pl["stock"]) for pl in snap["players"])
+    for name, move in zip(["ann", "bob", "cy"], _moves_of(frames, 7)):
+        assert f'<span class="who">{name}: </span>{move.replace(">", "&gt;")}' in dom
+    assert 'data-frame="0"' in _dom(browser, page, "")
+    final = frames[-1]["snapshot"]
+    best = max(final["scores"])
+    winners = ", ".join(n for n, sc in zip(["ann", "bob", "cy"], final["scores"]) if sc == best)
+    last = _dom(browser, page, f"frame={len(frames) - 1}")
+    assert f"(hand over: {final['end_reason']}; {'tied' if ',' in winners else 'winner'}: {winners})" in last
+    played = _dom(browser, page, "play=1", "--virtual-time-budget=3000")  # about 7 frames at 2.5 per second
+    assert int(re.search(r'data-frame="(\d+)"', played).group(1)) >= 3

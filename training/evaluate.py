@@ -1,9 +1,9 @@
 """The evaluation harness: agents play duplicate hands (or matches) and get a table of results.
 
-    python -m training.evaluate --agents heuristic greedy greedy greedy --hands 2000 --seed 0
-    python -m training.evaluate --agents heuristic greedy --hands 2000 --matches --target-score 100
-    python -m training.evaluate --agents heuristic greedy passive random --players 2 --hands 2000
-    python -m training.evaluate --agents greedy heuristic:call=now --rules stock_draw=1 --out r.json
+    nertz eval --agents heuristic greedy greedy greedy --hands 2000 --seed 0
+    nertz eval --agents heuristic greedy --hands 2000 --matches --target-score 100
+    nertz eval --agents heuristic greedy passive random --players 2 --hands 2000
+    nertz eval --agents greedy heuristic:call=now --rules stock_draw=1 --out r.json
 
 Duplicate format: deal ``i`` (one 52-card deck per seat, R10, drawn from the seed) is replayed
 once per rotation, agent ``k`` sitting in seat ``(k + r) % P`` in rotation ``r``, so every agent
@@ -33,7 +33,6 @@ hand's result.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import platform
@@ -48,6 +47,7 @@ import numpy as np
 from nertz_env import agents as agent_registry
 from nertz_env import engine
 from nertz_env.agents.base import Agent
+from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, output_file, rule_config
 from nertz_env.config import NertzConfig, parse_rule_options
 from nertz_env.training import stats
 from nertz_env.training.arena import Arena, Hand, HandResult, MatchSoFar, Stream, hand_stream_seed, single
@@ -199,10 +199,34 @@ def _versions() -> dict[str, str]:
 
 
 def _progress(total: int, enabled: bool | None, unit: str):
+    """A progress bar on a terminal; in a log (stderr not a terminal), a line every few seconds."""
     from tqdm import tqdm
 
-    disable = (not sys.stderr.isatty()) if enabled is None else not enabled
-    return tqdm(total=total, unit=unit, disable=disable, smoothing=0.05, file=sys.stderr)
+    if enabled is None and not sys.stderr.isatty():
+        return _LogProgress(total, unit)
+    return tqdm(total=total, unit=unit, disable=enabled is False, smoothing=0.05, file=sys.stderr)
+
+
+class _LogProgress:
+    """``tqdm``'s ``update`` and ``close`` as plain lines on stderr, one every ``every`` seconds."""
+
+    def __init__(self, total: int, unit: str, every: float = 5.0):
+        self.total, self.unit, self.every = total, unit, every
+        self.done = 0
+        self.start = self.last = time.perf_counter()
+        print(f"0/{total} {unit}s", file=sys.stderr, flush=True)
+
+    def update(self, n: int = 1) -> None:
+        self.done += n
+        now = time.perf_counter()
+        if now - self.last >= self.every:
+            self.last = now
+            share = 100 * self.done / max(1, self.total)
+            print(f"{self.done}/{self.total} {self.unit}s ({share:.0f}%), {now - self.start:.0f} s", file=sys.stderr,
+                  flush=True)
+
+    def close(self) -> None:
+        pass
 
 
 def evaluate(
@@ -222,6 +246,10 @@ def evaluate(
     ``ratings``, every hand in ``hands`` (and ``matches``), the config, seeds and versions; with
     partners also ``teams`` rows. A config with ``episode="match"`` plays matches by its own
     ``target_score``, ``hands`` and ``max_hands``."""
+    for name, value in (("hands", hands), ("batch_size", batch_size)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"invalid {name}={value!r}: accepted an integer >= 1")
+    NertzConfig(target_score=target_score, max_hands=max_match_hands)  # R8's own checks of both
     players = players if players is not None else len(agents)
     base = config if config is not None else NertzConfig()
     config = base if base.num_players == players else base.replace(num_players=players)
@@ -300,30 +328,32 @@ def parse_rules(items: Sequence[str]) -> dict[str, Any]:
     return parse_rule_options(items)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m training.evaluate", description=__doc__.split("\n\n")[0])
+def main(argv: Sequence[str] | None = None, prog: str = "nertz eval") -> int:
+    ap = Parser(prog=prog, description=__doc__.split("\n\n")[0])
     add = ap.add_argument
     add("--agents", nargs="+", required=True, help="agent names or name:key=value,... specs, one per seat")
-    add("--hands", type=int, default=2000, help="deals, each played in every rotation (with --matches: matches)")
-    add("--seed", type=int, default=0, help="the seed of the deals, the races (R6) and the agents")
-    add("--players", type=int, default=None, help="seats per table; default one per agent, fewer makes a pool")
+    add("--hands", type=at_least(1), default=2000, help="deals, each played in every rotation (--matches: matches)")
+    add("--seed", type=at_least(0), default=0, help="the seed of the deals, the races (R6) and the agents")
+    add("--players", type=at_least(2), default=None, help="seats per table; default one per agent, fewer makes a pool")
     add("--matches", action="store_true", help="play matches to --target-score (R8) instead of single hands")
-    add("--target-score", type=int, default=100)
-    add("--max-match-hands", type=int, default=100, help="decide a match still running after this many hands")
+    add("--target-score", type=int, default=None, help="match target (R8; default 100)")
+    add("--max-match-hands", type=int, default=None, help="decide a match still running after this many hands (100)")
     add("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="NertzConfig options, e.g. stock_draw=1")
-    add("--batch-size", type=int, default=2048, help="tables stepped together")
-    add("--out", default=None, help="write the full report, every hand included, as JSON")
-    add("--quiet", action="store_true", help="no progress bar")
+    add("--batch-size", type=at_least(1), default=2048, help="tables stepped together")
+    add("--out", type=output_file(), default=None, help="write the full report, every hand included, as JSON")
+    add("--quiet", action="store_true", help="no progress")
     args = ap.parse_args(argv)
+    config = rule_config(
+        ap, args.rules, forbid={"num_players": "seats are --players"}, num_players=args.players or len(args.agents)
+    )
+    target, cap = match_length(ap, config, args.target_score, args.max_match_hands)
     try:
-        rules = parse_rules(args.rules)
-        config = NertzConfig.from_kwargs(**{"num_players": args.players or len(args.agents), **rules})
         report = evaluate(
             args.agents, hands=args.hands, seed=args.seed, config=config, players=config.num_players,
-            matches=args.matches, target_score=args.target_score, max_match_hands=args.max_match_hands,
+            matches=args.matches, target_score=target, max_match_hands=cap,
             batch_size=args.batch_size, progress=False if args.quiet else None,
         )
-    except ValueError as e:
+    except USER_ERRORS as e:
         ap.error(str(e))
     print(format_report(report))
     if args.out:
@@ -331,6 +361,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             json.dump(report, f, default=float)
         print(f"wrote {args.out}")
     return 0
+
+
+def match_length(ap: Parser, config: NertzConfig, target: int | None, cap: int | None) -> tuple[int, int]:
+    """``--target-score`` and ``--max-match-hands`` (default 100 each), checked by ``NertzConfig``'s
+    own rules for ``target_score`` and ``max_hands`` (R8)."""
+    if config.episode == "match" and (target is not None or cap is not None):
+        ap.error("with --rules episode=match the match is set by --rules target_score=... max_hands=... (R8)")
+    target, cap = (100 if target is None else target), (100 if cap is None else cap)
+    for flag, option, value in (("--target-score", "target_score", target), ("--max-match-hands", "max_hands", cap)):
+        try:
+            NertzConfig.from_kwargs(**{option: value})
+        except ValueError as e:
+            ap.error(f"argument {flag}: {e}")
+    return target, cap
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 """Tournaments (R8): single elimination and the table ladder, played by any mix of agents.
 
-    python -m training.tournament --format elimination --agents heuristic greedy greedy random \\
+    nertz tournament --format elimination --agents heuristic greedy greedy random \\
         passive greedy heuristic random --seed 0
-    python -m training.tournament --format ladder --agents heuristic greedy greedy random --seed 0 --out t.json
-    python -m training.tournament --format ladder --agents ppo heuristic greedy random --target-score 30
+    nertz tournament --format ladder --agents heuristic greedy greedy random --seed 0 --out t.json
+    nertz tournament --format ladder --agents ppo heuristic greedy random --target-score 30
 
 Every table plays a match to ``--target-score`` (R8, ``training.evaluate.match_stream``: its tie
 rules, its deals, its hand cap), all tables of a round at once in an ``Arena``. The formats, the
@@ -21,20 +21,28 @@ the OpenSkill ratings updated from every table, tie-break included).
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Sequence
 from typing import Any
 
 from nertz_env.agents.base import Agent
-from nertz_env.config import NertzConfig, parse_rule_options
+from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, output_file, rule_config
+from nertz_env.config import NertzConfig
 from nertz_env.training import brackets, stats
 from nertz_env.training.arena import Arena, hand_stream_seed
 from nertz_env.training.brackets import TableResult
-from nertz_env.training.evaluate import _versions, build_agents, match_stream
+from nertz_env.training.evaluate import _versions, build_agents, match_length, match_stream
 
 FORMATS = ("elimination", "ladder")
 _TOURNAMENT = 6  # the seed word of tournament matches (evaluate uses 1 to 5)
+# Rule options a tournament decides itself (R8), and how to set them instead.
+TOURNAMENT_SETS = {
+    "num_players": "tables seat four, fewer only when the field does not divide (R8)",
+    "episode": "every table plays a match (R8); its length is --target-score",
+    "target_score": "use --target-score",
+    "max_hands": "use --max-match-hands",
+    "hands": "every table plays to --target-score (R8)",
+}
 
 
 class ArenaPlay:
@@ -94,6 +102,9 @@ def tournament(
     and OpenSkill ``ratings`` updated from every table in play order."""
     if format not in FORMATS:
         raise ValueError(f"unknown tournament format {format!r}; choose one of {', '.join(FORMATS)}")
+    if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
+        raise ValueError(f"invalid rounds={rounds!r}: accepted an integer >= 1")
+    NertzConfig(target_score=target_score, max_hands=max_match_hands)  # R8's own checks of both
     config = config if config is not None else NertzConfig()
     play = ArenaPlay(agents, config, seed, target_score, max_match_hands)
     if format == "elimination":
@@ -188,25 +199,26 @@ def format_tournament(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m training.tournament", description=__doc__.split("\n\n")[0])
+def main(argv: Sequence[str] | None = None, prog: str = "nertz tournament") -> int:
+    ap = Parser(prog=prog, description=__doc__.split("\n\n")[0])
     add = ap.add_argument
     add("--format", choices=FORMATS, default="elimination", help="single elimination or the table ladder (R8)")
     add("--agents", nargs="+", required=True, help="one agent name or name:key=value,... spec per entrant")
-    add("--seed", type=int, default=0, help="the seed of the seat draws, the cuts, the deals and the agents")
-    add("--target-score", type=int, default=100, help="every match is played to this total (R8); small is quick")
-    add("--max-match-hands", type=int, default=100, help="decide a match still running after this many hands")
-    add("--rounds", type=int, default=brackets.LADDER_ROUNDS, help="ladder: tables per player (R8: four)")
+    add("--seed", type=at_least(0), default=0, help="the seed of the seat draws, the cuts, the deals and the agents")
+    add("--target-score", type=int, default=None, help="every match is played to this total (R8; default 100)")
+    add("--max-match-hands", type=int, default=None, help="decide a match still running after this many hands (100)")
+    add("--rounds", type=at_least(1), default=brackets.LADDER_ROUNDS, help="ladder: tables per player (R8: four)")
     add("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="NertzConfig options, e.g. stock_draw=1")
-    add("--out", default=None, help="write the tournament record as JSON")
+    add("--out", type=output_file(), default=None, help="write the tournament record as JSON")
     args = ap.parse_args(argv)
+    config = rule_config(ap, args.rules, forbid=TOURNAMENT_SETS)
+    target, cap = match_length(ap, config, args.target_score, args.max_match_hands)
     try:
-        config = NertzConfig.from_kwargs(**parse_rule_options(args.rules))
         record = tournament(
-            args.agents, format=args.format, seed=args.seed, config=config, target_score=args.target_score,
-            max_match_hands=args.max_match_hands, rounds=args.rounds,
+            args.agents, format=args.format, seed=args.seed, config=config, target_score=target,
+            max_match_hands=cap, rounds=args.rounds,
         )
-    except ValueError as e:
+    except USER_ERRORS as e:
         ap.error(str(e))
     print(format_tournament(record))
     if args.out:

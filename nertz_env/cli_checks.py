@@ -1,0 +1,112 @@
+"""Argument checks shared by the ``nertz`` commands: every value is checked before any work
+starts, and a user's mistake is one line on stderr with exit code 2, never a traceback.
+
+    nertz eval: error: argument --hands: expected an integer >= 1, got '0'
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from nertz_env.config import NertzConfig, parse_rule_options
+
+# What a plain ``pip install nertz-env`` lacks, by import name: the extra that brings it.
+EXTRAS = {"torch": "training", "stable_baselines3": "training", "sb3_contrib": "training", "PIL": "render"}
+# Errors of the user's making that the commands report in one line: bad values, missing files,
+# missing extras.
+USER_ERRORS = (ValueError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, ImportError)
+
+
+class Parser(argparse.ArgumentParser):
+    """``argparse`` whose errors are one line, ``PROG: error: MESSAGE``, with exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def at_least(minimum: int):
+    """An argparse type: an integer >= ``minimum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
+        return value
+
+    parse.__name__ = f"integer >= {minimum}"
+    return parse
+
+
+def number_from(minimum: float, inclusive: bool = True):
+    """An argparse type: a finite number >= ``minimum`` (> ``minimum`` when not ``inclusive``)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not (value >= minimum if inclusive else value > minimum) or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"expected a number {'>=' if inclusive else '>'} {minimum}, got {text!r}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
+def output_file(*suffixes: str):
+    """An argparse type: a path whose folder exists and is writable (and, when ``suffixes`` are
+    given, that ends in one of them), so a long run never fails at its last step."""
+
+    def parse(text: str) -> Path:
+        path = Path(text)
+        if suffixes and path.suffix.lower() not in suffixes:
+            raise argparse.ArgumentTypeError(f"{text!r} must end in {' or '.join(suffixes)}")
+        folder = path.parent if str(path.parent) else Path(".")
+        if not folder.is_dir():
+            raise argparse.ArgumentTypeError(f"the folder {str(folder)!r} of {text!r} does not exist")
+        if path.is_dir():
+            raise argparse.ArgumentTypeError(f"{text!r} is a folder, not a file")
+        if not os.access(folder, os.W_OK):
+            raise argparse.ArgumentTypeError(f"the folder {str(folder)!r} of {text!r} is not writable")
+        return path
+
+    parse.__name__ = "output file"
+    return parse
+
+
+def rule_config(parser: Parser, items: Sequence[str], forbid: dict[str, str] | None = None, **base: Any) -> NertzConfig:
+    """``--rules KEY=VALUE ...`` as a ``NertzConfig`` (its own validator judges every value), on
+    top of ``base``; an option in ``forbid`` is one the command sets itself (the value says how)."""
+    try:
+        rules = parse_rule_options(items)
+    except ValueError as e:
+        parser.error(f"argument --rules: {e}")
+    for key, how in (forbid or {}).items():
+        if key in rules:
+            parser.error(f"argument --rules: {key} is not a rule option here; {how}")
+    try:
+        NertzConfig.from_kwargs(**base)
+    except ValueError as e:  # a value the command derives from its own flags, e.g. --players
+        parser.error(str(e))
+    try:
+        return NertzConfig.from_kwargs(**{**base, **rules})
+    except ValueError as e:
+        parser.error(f"argument --rules: {e}")
+
+
+def require(parser: Parser, *modules: str, what: str) -> None:
+    """Stop with a one-line hint naming the extra to install when a module ``what`` needs is absent."""
+    for module in modules:
+        if importlib.util.find_spec(module) is None:
+            hint = f"pip install 'nertz-env[{EXTRAS[module]}]'"
+            if module == "torch":
+                hint += " (CPU-only machines: install torch from https://download.pytorch.org/whl/cpu first)"
+            parser.error(f"{what} needs {module}, which is not installed: {hint}")

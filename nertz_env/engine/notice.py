@@ -1,0 +1,107 @@
+"""A first start people can see: numba compiles the rules engine (and the scripted agents' and
+the harness's kernels) the first time they run, then loads them from its cache (``__pycache__``).
+This module says so on stderr before each compile starts and reports progress while it runs,
+every few seconds, in logs as below and on a terminal alike (there each progress line replaces
+the one before):
+
+    nertz-env: compiling the rules engine (first run only, about 2 min on one free core; cached afterwards)
+    nertz-env: compiled observe_and_mask in 3.1 s
+    nertz-env: compiling _advance_tables ... 5 s
+    nertz-env: compiled _advance_tables in 9.8 s (14 s in all)
+
+It listens to numba's own ``numba:compile`` event, which fires only when a function is really
+compiled (not when it is loaded from the cache), so a warm start prints nothing. ``install()`` is
+called by ``nertz_env.engine`` on import; ``NERTZ_COMPILE_NOTICE=0`` silences it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from typing import Any, TextIO
+
+from numba.core import event
+
+# The main job's first run (README, "Start": nertz eval with the heuristic and greedy agents)
+# compiled in 123 s of CPU time on the project's 2-core machine.
+FIRST_RUN_ESTIMATE = "about 2 min on one free core"
+PREFIX = "nertz-env:"
+_OURS = ("nertz_env.",)
+
+
+def _name(dispatcher: Any) -> tuple[str, str]:
+    func = getattr(dispatcher, "py_func", None)
+    return getattr(func, "__module__", "") or "", getattr(func, "__name__", "?")
+
+
+class CompileNotice(event.Listener):
+    """Announces compiles of this package's kernels. Only the outermost compile is reported (a
+    kernel's callees compile inside it); ``interval`` is the seconds between progress lines."""
+
+    def __init__(self, stream: TextIO | None = None, interval: float = 5.0):
+        self.stream = stream
+        self.interval = interval
+        self.announced = False
+        self.total = 0.0
+        self._depth = 0
+        self._started = 0.0
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+
+    def _say(self, text: str, progress: bool = False) -> None:
+        """A line on stderr; on a terminal a progress line is rewritten in place by the next one."""
+        out = self.stream if self.stream is not None else sys.stderr
+        tty = out.isatty()
+        clear = "\r\x1b[K" if tty else ""  # a progress bar or the last progress line may hold the line
+        out.write(f"{clear}{PREFIX} {text}{'' if progress and tty else chr(10)}")
+        out.flush()
+
+    def on_start(self, ev: event.Event) -> None:
+        module, name = _name(ev.data["dispatcher"])
+        if not module.startswith(_OURS):
+            return
+        self._depth += 1
+        if self._depth > 1:
+            return
+        if not self.announced:
+            self.announced = True
+            self._say(f"compiling the rules engine (first run only, {FIRST_RUN_ESTIMATE}; cached afterwards)")
+        self._started = time.perf_counter()
+        self._stop.clear()
+        self._ticker = threading.Thread(target=self._tick, args=(name,), daemon=True)
+        self._ticker.start()
+
+    def _tick(self, name: str) -> None:
+        while not self._stop.wait(self.interval):
+            self._say(f"compiling {name} ... {time.perf_counter() - self._started:.0f} s", progress=True)
+
+    def on_end(self, ev: event.Event) -> None:
+        module, name = _name(ev.data["dispatcher"])
+        if not module.startswith(_OURS):
+            return
+        self._depth -= 1
+        if self._depth > 0:
+            return
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
+        took = time.perf_counter() - self._started
+        self.total += took
+        if getattr(ev, "_exc_details", None) is None:  # numba's own is_failed reads inverted
+            in_all = f" ({self.total:.0f} s in all)" if self.total > took + 0.5 else ""
+            self._say(f"compiled {name} in {took:.1f} s{in_all}")
+
+
+_installed: CompileNotice | None = None
+
+
+def install() -> CompileNotice | None:
+    """Listen for compiles of this package's kernels (once per process); returns the listener,
+    or None when ``NERTZ_COMPILE_NOTICE=0``."""
+    global _installed
+    if _installed is None and os.environ.get("NERTZ_COMPILE_NOTICE", "1") != "0":
+        _installed = CompileNotice()
+        event.register("numba:compile", _installed)
+    return _installed

@@ -1,0 +1,108 @@
+"""The first run says that it compiles, before the compile starts, and keeps saying so while it
+runs; a function loaded from numba's cache, or one of another package, says nothing."""
+
+from __future__ import annotations
+
+import io
+import time
+from types import SimpleNamespace
+
+from numba import njit
+from numba.core import event
+
+from nertz_env.engine.notice import FIRST_RUN_ESTIMATE, CompileNotice
+
+
+class Log(io.StringIO):
+    def isatty(self) -> bool:
+        return False
+
+
+def _kernel(module: str):
+    def add_one(x):
+        return x + 1
+
+    add_one.__module__ = module
+    return njit(add_one)
+
+
+def listening(notice: CompileNotice):
+    return event.install_listener("numba:compile", notice)
+
+
+def test_a_real_compile_of_our_kernel_is_announced_before_it_starts_and_reported_when_done():
+    log = Log()
+    kernel = _kernel("nertz_env.engine.fake")
+    with listening(CompileNotice(stream=log, interval=60)):
+        assert kernel(1) == 2
+        kernel(2)  # compiled already: nothing more
+    lines = log.getvalue().splitlines()
+    banner = f"compiling the rules engine (first run only, {FIRST_RUN_ESTIMATE}; cached afterwards)"
+    assert lines[0] == f"nertz-env: {banner}"
+    assert len(lines) == 2 and lines[1].startswith("nertz-env: compiled add_one in ")
+
+
+def test_other_packages_kernels_are_not_announced():
+    log = Log()
+    with listening(CompileNotice(stream=log, interval=60)):
+        _kernel("somebody_else")(1)
+    assert log.getvalue() == ""
+
+
+class FakeDispatcher:
+    def __init__(self, module: str, name: str):
+        self.py_func = SimpleNamespace(__module__=module, __name__=name)
+
+
+def test_a_long_compile_prints_progress_every_interval_and_nested_compiles_are_part_of_it():
+    log = Log()
+    notice = CompileNotice(stream=log, interval=0.05)
+    outer, inner = FakeDispatcher("nertz_env.engine.tick", "step"), FakeDispatcher("nertz_env.engine.core", "legal")
+    with listening(notice):
+        event.start_event("numba:compile", {"dispatcher": outer})
+        assert "compiling the rules engine" in log.getvalue()  # said before any work
+        event.start_event("numba:compile", {"dispatcher": inner})
+        time.sleep(0.3)
+        event.end_event("numba:compile", {"dispatcher": inner})
+        event.end_event("numba:compile", {"dispatcher": outer})
+        event.start_event("numba:compile", {"dispatcher": inner})
+        event.end_event("numba:compile", {"dispatcher": inner})
+    lines = log.getvalue().splitlines()
+    progress = [line for line in lines if line.startswith("nertz-env: compiling step ... ")]
+    assert len(progress) >= 3  # 0.3 s at one line per 0.05 s, allowing for a slow machine
+    assert not any("legal ..." in line for line in lines)  # the nested compile is part of step's
+    done = [line for line in lines if line.startswith("nertz-env: compiled ")]
+    assert [d.split()[2] for d in done] == ["step", "legal"]
+    assert lines.count(lines[0]) == 1 and "first run only" in lines[0]  # the banner once
+    time.sleep(0.15)
+    assert log.getvalue().splitlines() == lines  # no progress after the compiles ended
+
+
+def test_a_failed_compile_is_not_reported_as_compiled():
+    log = Log()
+    d = FakeDispatcher("nertz_env.engine.tick", "step")
+    with listening(CompileNotice(stream=log, interval=60)):
+        event.start_event("numba:compile", {"dispatcher": d})
+        event.end_event("numba:compile", {"dispatcher": d}, exc_details=(TypeError, TypeError("x"), None))
+    assert "compiled step" not in log.getvalue()
+
+
+class Terminal(Log):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_on_a_terminal_progress_rewrites_one_line_and_clears_a_progress_bar():
+    screen = Terminal()
+    d = FakeDispatcher("nertz_env.engine.tick", "step")
+    with listening(CompileNotice(stream=screen, interval=0.05)):
+        event.start_event("numba:compile", {"dispatcher": d})
+        time.sleep(0.2)
+        event.end_event("numba:compile", {"dispatcher": d})
+    text = screen.getvalue()
+    clear = "\r\x1b[K"
+    assert text.startswith(clear + "nertz-env: compiling the rules engine")
+    lines = text.split("\n")
+    assert len(lines) == 3 and lines[2] == ""  # the banner, then one line that the progress kept rewriting
+    assert lines[1].count(clear + "nertz-env: compiling step ... ") >= 2
+    assert lines[1].rsplit(clear, 1)[1].startswith("nertz-env: compiled step in ")

@@ -1,0 +1,175 @@
+"""``nertz play`` and ``nertz watch``: hands in the terminal, told move by move.
+
+Each tick prints the table, then one line per bot saying what it did in R10 names, with the card
+it moved and the foundation races it won or lost (R6); the hand ends with the ranking and its
+winner (R7), a match with the totals and the match winner (R8).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from nertz_env import nertz_v0
+from nertz_env.config import NertzConfig
+from nertz_env.render import move_text, render_text
+
+
+def bots(specs: Sequence[str], config: NertzConfig, seed: int) -> list:
+    """Agents from ``name:key=value`` specs, seeded ``seed``, ``seed + 1``, ..."""
+    from nertz_env import agents
+
+    return [agents.make_spec(s, seed=seed + k, config=config) for k, s in enumerate(specs)]
+
+
+def labels(specs: Sequence[str]) -> list[str]:
+    """Seat names from agent specs; a repeated spec gets ``#2``, ``#3``, ... (as the harness does)."""
+    seen: dict[str, int] = {}
+    out = []
+    for spec in specs:
+        seen[spec] = seen.get(spec, 0) + 1
+        out.append(spec if seen[spec] == 1 else f"{spec}#{seen[spec]}")
+    return out
+
+
+def choose(env, obs: dict, out: Callable[[str], None] = print, read: Callable[[str], str] = input) -> int | None:
+    """Ask the person for a legal move by number or R10 name; None means quit."""
+    legal = np.flatnonzero(obs["action_mask"])
+    names = env.unwrapped.action_names
+    while True:
+        out("your moves: " + "  ".join(f"[{a}] {names[a]}" for a in legal))
+        try:
+            text = read("you (number or name, Enter = wait, q = quit) > ").strip()
+        except EOFError:
+            return None
+        if text in ("q", "quit", "exit"):
+            return None
+        if text == "":
+            return 0
+        if text.isdigit() and int(text) in legal:
+            return int(text)
+        if text in names and names.index(text) in legal:
+            return names.index(text)
+        out(f"{text!r} is not a legal move now; choose one of the moves listed")
+
+
+def tick_lines(before: dict, actions: Sequence[str], infos: dict, names: Sequence[str], seats: Sequence[int]):
+    """One line per seat in ``seats``: what that player did this tick (``render.move_text``)."""
+    width = max(len(names[s]) for s in seats)
+    return [
+        f"  {names[s]:<{width}}  "
+        + move_text(before, s, actions[s], infos[f"player_{s}"]["won_race"], infos[f"player_{s}"]["collision"])
+        for s in seats
+    ]
+
+
+def ranking(scores: Sequence[int], names: Sequence[str], what: str = "score", winners=None) -> list[str]:
+    """The players by ``scores``, best first; the ``winners`` (default: everyone on the top score,
+    R7; none while a match goes on) are marked and named."""
+    order = sorted(range(len(scores)), key=lambda p: (-scores[p], p))
+    winners = [p for p in order if scores[p] == scores[order[0]]] if winners is None else list(winners)
+    width = max(len(n) for n in names)
+    lines = []
+    for place, p in enumerate(order, start=1):
+        mark = "  winner" if p in winners else ""
+        lines.append(f"  {place}. {names[p]:<{width}}  {what} {scores[p]:+d}{mark}")
+    if winners:
+        lines.append(("winner: " if len(winners) == 1 else "tied for first: ") + ", ".join(names[p] for p in winners))
+    return lines
+
+
+def match_winners(totals: np.ndarray, last: Sequence[int], target: int) -> list[int] | None:
+    """R8: once a total reaches ``target`` the highest total wins, a tie going to the higher score
+    in the last hand; None while the match goes on (no one at the target, or still tied)."""
+    if totals.max() < target:
+        return None
+    top = np.flatnonzero(totals == totals.max())
+    top = top[np.asarray(last)[top] == np.asarray(last)[top].max()]
+    return [int(p) for p in top] if len(top) == 1 else None
+
+
+def play(args: argparse.Namespace, config: NertzConfig, opponents: list) -> int:
+    """A person (``player_0``) against ``opponents``; Ctrl-C or ``q`` leaves cleanly."""
+    env = nertz_v0.parallel_env(config=config)
+    names = ["you"] + [f"bot{k} ({spec})" for k, spec in enumerate(args.opponent_specs, start=1)]
+    table_names = ["you"] + [f"bot{k}" for k in range(1, config.num_players)]
+    color = sys.stdout.isatty()
+    totals = np.zeros(config.num_players, int)
+    hand = 0
+    try:
+        while True:
+            obs, _ = env.reset(seed=args.seed + hand)
+            while env.agents:
+                print("\n" + render_text(env.snapshot(), color=color, names=table_names))
+                mine = choose(env, obs["player_0"])
+                if mine is None:
+                    print("bye")
+                    return 0
+                actions = {"player_0": mine}
+                for k, bot in enumerate(opponents, start=1):
+                    actions[f"player_{k}"] = bot.act(obs[f"player_{k}"])
+                before = env.snapshot()
+                obs, _, _, _, infos = env.step(actions)
+                moved = [env.unwrapped.action_names[actions[f"player_{s}"]] for s in range(config.num_players)]
+                print(f"tick {before['tick']}:")
+                print("\n".join(tick_lines(before, moved, infos, names, range(config.num_players))))
+            final = infos["player_0"]["final_scores"]
+            scores = [final[a] for a in env.possible_agents]
+            totals += scores
+            hand += 1
+            print(f"\nhand over after {env.snapshot()['tick']} ticks: {_reason(infos['player_0'], names)}")
+            print("\n".join(ranking(scores, names)))
+            if not args.match:
+                return 0
+            won = match_winners(totals, scores, args.target_score)
+            print(f"\nmatch {'over' if won else 'so far'} after {hand} hand(s), to {args.target_score} (R8):")
+            print("\n".join(ranking([int(t) for t in totals], names, what="total", winners=won or [])))
+            if won:
+                return 0
+    except KeyboardInterrupt:
+        print("\ninterrupted; bye")
+        return 130
+
+
+def _reason(info: dict, names: Sequence[str]) -> str:
+    if info["end_reason"] == "call":
+        callers = [names[int(a.rsplit("_", 1)[1])] for a in info["callers"]]
+        return f"{' and '.join(callers)} called Nertz! (R5)"
+    return {"stall": "nobody could move: the stall rule ended it (R5)", "max_cycles": "the tick limit"}.get(
+        info["end_reason"], info["end_reason"]
+    )
+
+
+def watch(args: argparse.Namespace, config: NertzConfig, players: list) -> int:
+    """Bots play a hand: the table and every move each tick, the ranking, then the replays."""
+    env = nertz_v0.parallel_env(config=config, record=True)
+    names = labels(args.agents)
+    obs, _ = env.reset(seed=args.seed)
+    color = sys.stdout.isatty()
+    try:
+        while env.agents:
+            before = env.snapshot()
+            actions = {a: bot.act(obs[a]) for a, bot in zip(env.agents, players)}
+            obs, _, _, _, infos = env.step(actions)
+            if not args.quiet:
+                moved = [env.unwrapped.action_names[actions[a]] for a in env.possible_agents]
+                print(f"tick {before['tick']}:")
+                print("\n".join(tick_lines(before, moved, infos, names, range(config.num_players))))
+                print(render_text(env.snapshot(), color=color, names=names) + "\n")
+                time.sleep(args.delay)
+    except KeyboardInterrupt:
+        print("\ninterrupted; bye")
+        return 130
+    final = infos["player_0"]["final_scores"]
+    print(f"hand over after {env.snapshot()['tick']} ticks: {_reason(infos['player_0'], names)}")
+    print("\n".join(ranking([final[a] for a in env.possible_agents], names)))
+    from nertz_env.replay import save_replay
+
+    for path in (args.gif, args.html):
+        if path:
+            print(f"wrote {save_replay(env.unwrapped.recording, path, every=args.every, names=names)}")
+    return 0
