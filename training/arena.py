@@ -104,9 +104,7 @@ class Arena:
         rewards = np.zeros((b_max, p), np.float32)  # the composer's; the arena keeps the hands' scores
         prev_score = np.zeros((b_max, p), np.int32)
         actions = np.zeros((b_max, p), np.int64)
-        won = np.zeros((b_max, p), np.int32)
-        lost = np.zeros((b_max, p), np.int32)
-        illegal = np.zeros((b_max, p), np.int32)
+        won, lost, illegal = (np.zeros((b_max, p), np.int32) for _ in range(3))  # R6 races, illegal actions
         seat_agent = np.full((b_max, p), -1, np.int64)
         active = np.zeros(b_max, np.bool_)
         hands: list[Hand | None] = [None] * b_max

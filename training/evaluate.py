@@ -288,12 +288,7 @@ def evaluate(
     for row in summary:
         row["mu"], row["sigma"] = ratings[row["index"]]
     if matches:
-        for row in summary:
-            k = row["index"]
-            mine = [m["shares"].get(k, 0.0) for m in match_records if k in m["seats"]]
-            row["matches"] = len(mine)
-            row["match_win_share"] = math.fsum(mine) / max(1, len(mine))
-            row["match_win_ci"] = list(stats.wilson_interval(math.fsum(mine), len(mine)))
+        _add_match_shares(summary, match_records)
     ticks = sum(r["ticks"] for r in records)
     teams = summarize_teams(records, labels, match_records) if config.partners else []
     return {
@@ -311,6 +306,16 @@ def evaluate(
         "ratings": {labels[k]: {"mu": mu, "sigma": sg} for k, (mu, sg) in ratings.items()},
         "hands": records, "matches": match_records,
     }
+
+
+def _add_match_shares(summary: list[dict[str, Any]], match_records: list[dict[str, Any]]) -> None:
+    """Each agent's matches, match win share and its Wilson interval, into its summary row."""
+    for row in summary:
+        k = row["index"]
+        mine = [m["shares"].get(k, 0.0) for m in match_records if k in m["seats"]]
+        row["matches"] = len(mine)
+        row["match_win_share"] = math.fsum(mine) / max(1, len(mine))
+        row["match_win_ci"] = list(stats.wilson_interval(math.fsum(mine), len(mine)))
 
 
 def rate_pool(
