@@ -442,16 +442,24 @@ def _remove(out: dict, p: int, source: str) -> tuple[str, int]:
 
 
 def stall_limit(snapshot: dict, config) -> int:
-    """R5 "a whole stock cycle": ``stall_ticks``, or with ``"auto"`` the DRAWs that the player with
-    the most stock and waste needs to turn through all of it once, plus the one that flips it."""
+    """R5 "a whole stock cycle" from the table ``snapshot``: ``stall_ticks``, or with ``"auto"``
+    the most DRAWs any player needs to turn through all of their stock and waste once from where
+    they stand: ``ceil(s/d) + 1 + ceil(w/d)`` for ``s`` cards in stock and ``w`` in the waste."""
     if config.stall_ticks != "auto":
         return config.stall_ticks
-    most = max(len(me["stock"]) + len(me["waste"]) for me in snapshot["players"])
+    d = config.stock_draw
+    most = max(-(-len(me["stock"]) // d) + 1 + -(-len(me["waste"]) // d) for me in snapshot["players"])
     period = config.ticks_of("draw")  # R3 move_ticks: the ticks between one DRAW and the next
     if config.turn_based:  # a player draws on their turn only, once a round of P ticks
         p = config.num_players
         period = -(-period // p) * p
-    return (-(-most // config.stock_draw) + 1) * period
+    return most * period
+
+
+def start_clock(snapshot: dict, config) -> tuple[int, int, int]:
+    """The R5 clock of a freshly dealt hand: no tick without progress, no rotation, and the stock
+    cycle measured on the dealt table."""
+    return 0, 0, stall_limit(snapshot, config)
 
 
 def progress_in_air(snapshot: dict) -> bool:
@@ -466,34 +474,35 @@ def next_table(
     snapshot: dict,
     actions: Sequence[str],
     config,
-    clock: tuple[int, int],
+    clock: tuple[int, int, int],
     priority: Sequence[int] | None = None,
-) -> tuple[dict, set[int], tuple[int, int]]:
+) -> tuple[dict, set[int], tuple[int, int, int]]:
     """One whole tick: ``apply_tick``, then the R5 stall clock and ``max_cycles``.
 
-    ``clock`` is (ticks since progress, stall rotations in a row). Reading: a stall that ends the
-    hand and ``max_cycles`` reached in the same tick report ``"stall"``; a call beats both.
+    ``clock`` is (ticks since progress, stall rotations in a row, the stock cycle measured on the
+    table of the last progress or rotation; ``start_clock`` for a new hand). Reading: a stall that
+    ends the hand and ``max_cycles`` reached in the same tick report ``"stall"``; a call beats both.
     """
     out, lost, progress = apply_tick(snapshot, actions, config, priority)
-    since, rotations = clock
+    since, rotations, cycle = clock
     if out["ended"]:  # a call: the clock stands
         pass
     elif progress:
-        since, rotations = 0, 0
+        since, rotations, cycle = 0, 0, stall_limit(out, config)
     else:
         since += 1
-        if since >= stall_limit(out, config) and not progress_in_air(out):
+        if since >= cycle and not progress_in_air(out):
             if rotations >= config.stall_rotations:
                 out["ended"], out["end_reason"] = True, "stall"
             else:
                 out = stall_rotate(out)
-                since, rotations = 0, rotations + 1
+                since, rotations, cycle = 0, rotations + 1, stall_limit(out, config)
     if not out["ended"] and out["tick"] >= config.max_cycles:
         out["ended"], out["end_reason"] = True, "max_cycles"
     if out["ended"] and any(move is not None for move in out.get("in_air", [])):
         out, landed_lost = land_all(out, config, priority)
         lost |= landed_lost
-    return out, lost, (since, rotations)
+    return out, lost, (since, rotations, cycle)
 
 
 # --- R8: partners and matches --------------------------------------------------------------

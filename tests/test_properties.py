@@ -129,7 +129,8 @@ def test_every_tick_matches_the_reference(config, seed):
     game = Game(config)
     game.reset(seed=seed)
     rng = random.Random(seed)
-    snap, clock = game.snapshot(), (0, 0)
+    snap = game.snapshot()
+    clock = reference.start_clock(snap, config)
     for _ in range(TICKS):
         check_table(snap, config)
         legal = [reference.legal_action_names(snap, p, config) for p in range(config.num_players)]
@@ -156,7 +157,7 @@ def test_every_tick_matches_the_reference(config, seed):
                 assert snap == expected, names  # the match is over: the last table stays
             else:  # the next hand is dealt at once from the game's stream
                 assert snap["tick"] == 0 and not snap["ended"] and not snap["foundations"]
-                clock = (0, 0)
+                clock = reference.start_clock(snap, config)
             continue
         assert snap == expected, names
 

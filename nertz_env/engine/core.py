@@ -90,6 +90,7 @@ def deal(s, b, decks, cfg):
     s.tick[b] = 0
     s.since_progress[b] = 0
     s.rotations[b] = 0
+    s.stall_cycle[b] = 0  # R5: measured on this table when its first tick starts
     s.ended[b] = RUNNING
 
 
