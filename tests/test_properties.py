@@ -127,6 +127,13 @@ def play_hand(config: NertzConfig, seed: int, visit) -> None:
     ),
     seed=1,
 )
+@example(  # R4.3 aces_to_work=False: an ace may not build on a 2 of the other colour either
+    config=NertzConfig(
+        num_players=4, work_piles=6, stock_draw=1, nertz_to_work=False, aces_to_work=False, slide_under=False,
+        nertz_penalty=0,
+    ),
+    seed=0,
+)
 def test_every_tick_matches_the_reference(config, seed):
     """(a) R1 conservation, (b) the engine mask is the reference's legal set for every player,
     (d) foundations are valid, and the whole tick resolves as the reference resolves it (R3-R7),

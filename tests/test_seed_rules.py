@@ -73,6 +73,7 @@ def test_r4_3_block_moves_any_whole_or_none(block_moves, legal):
 
 def test_r4_3_block_moves_whole_moves_the_pile_and_refuses_part_of_it():
     game = built_table(rules(block_moves="whole"))
+    assert "block_moves='whole'" in game.why_illegal(0, game.catalogue.index("work0>work2:1"))
     snap = play(game, "work0>work2:1", "wait", check=False)  # 8H alone onto 9C: not the whole pile
     assert game.state.illegal[0, 0] and snap["players"][0]["work"] == [["9S", "8H"], [], ["9C"], ["TD"]]
     snap = play(game, "work0>work3:2", "wait")
@@ -81,6 +82,7 @@ def test_r4_3_block_moves_whole_moves_the_pile_and_refuses_part_of_it():
 
 def test_r4_3_block_moves_none_moves_one_card_and_refuses_a_block():
     game = built_table(rules(block_moves="none"))
+    assert "block_moves='none'" in game.why_illegal(0, game.catalogue.index("work0>work3:2"))
     snap = play(game, "work0>work3:2", "wait", check=False)
     assert game.state.illegal[0, 0] and snap["players"][0]["work"] == [["9S", "8H"], [], ["9C"], ["TD"]]
     snap = play(game, "work0>work2:1", "wait")
@@ -109,6 +111,8 @@ def test_r4_3_aces_to_work_false_keeps_every_ace_off_the_work_piles(aces_to_work
     to_work = {"nertz>work0", "waste>work0", "work1>work0:1", "work1>work2:1"}
     legal = legal_names(game, 0)
     assert to_work & legal == (to_work if aces_to_work else set())
+    if not aces_to_work:
+        assert "aces_to_work=False" in game.why_illegal(0, game.catalogue.index("work1>work2:1"))
     assert {"nertz>foundation", "waste>foundation", "work1>foundation"} <= legal
 
 
@@ -130,6 +134,7 @@ def test_r4_4_fill_empty_from(fill, legal):
 
 def test_r4_4_nertz_or_waste_fills_the_space_from_the_waste_and_refuses_a_work_card():
     game = space_table(rules(fill_empty_from="nertz_or_waste"), "5C", ["9H", "9D", "9C"], ["KH", "QS", "TC"])
+    assert "fill_empty_from='nertz_or_waste'" in game.why_illegal(0, game.catalogue.index("work1>work0:1"))
     snap = play(game, "work1>work0:1", "wait", check=False)
     assert game.state.illegal[0, 0] and snap["players"][0]["work"][:2] == [[], ["9H"]]
     snap = play(game, "waste>work0", "wait")
