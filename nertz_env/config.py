@@ -1,7 +1,7 @@
 """The rule options of RULES.md as one frozen, validated object.
 
-Every option defaults to the standard game (pagat, ``seeds/000``). A bad value raises a
-``ValueError`` naming the option, the value and what is accepted.
+Every option defaults to the standard game (the pagat.com rules of "Boardwalk Nertz Competition").
+A bad value raises a ``ValueError`` naming the option, the value and what is accepted.
 """
 
 from __future__ import annotations
@@ -16,6 +16,17 @@ import numpy as np
 # are the engine's (``nertz_env.engine.constants``).
 from nertz_env.engine import partner_of
 from nertz_env.engine.constants import (
+    BLOCKS_ANY,
+    BLOCKS_NONE,
+    BLOCKS_WHOLE,
+    C_ACES_TO_WORK,
+    C_BLOCKS,
+    C_FILL_WASTE,
+    C_MATCH_END,
+    MATCH_END_CALLER,
+    MATCH_END_EXCEED,
+    MATCH_END_HIGHEST,
+    MATCH_END_SPREAD,
     C_AUTO_CALL,
     C_BONUS,
     C_BUILDS,
@@ -50,17 +61,37 @@ EPISODES = ("hand", "match")
 MOVE_KINDS = ("draw", "call", "foundation", "work", "under", "nertz")
 assert C_TICKS + 1 + len(MOVE_KINDS) == C_TICKS_END
 
+# R4.3 ``block_moves`` (packed as the index): any exposed card with the cards above it, only a whole
+# pile, or only the exposed card.
+BLOCK_MOVES = ("any", "whole", "none")
+# R4.4 ``fill_empty_from``: what may fill an empty work pile.
+FILL_EMPTY_FROM = ("any", "nertz", "nertz_or_waste")
+# R8 ``match_end`` (packed as the index): how a match to ``target_score`` ends and who wins it.
+MATCH_ENDS = ("highest", "caller", "spread", "exceed")
+assert (BLOCK_MOVES.index("whole"), BLOCK_MOVES.index("none")) == (BLOCKS_WHOLE, BLOCKS_NONE) and BLOCKS_ANY == 0
+assert [MATCH_ENDS.index(m) for m in MATCH_ENDS] == [
+    MATCH_END_HIGHEST, MATCH_END_CALLER, MATCH_END_SPREAD, MATCH_END_EXCEED
+]
 # A match total is observed exactly as sign, hundreds and rest (all int8); it must fit.
 MAX_OBSERVED_TOTAL = 127 * 100 + 99
 
-# Named rule sets of the source texts (RULES.md, seeds/): ``NertzConfig.from_kwargs(preset=...)``.
+# Named rule sets of the source texts (RULES.md names them): ``NertzConfig.from_kwargs(preset=...)``.
 PRESETS: dict[str, dict[str, Any]] = {
-    "standard": {},  # pagat, seeds/000
-    "snerts": {"nertz_penalty": 1, "nertz_to_work": False, "fill_empty_from": "nertz"},  # seeds/003
-    "nerds": {"nertz_penalty": 1},  # seeds/004
-    "pounce": {"work_piles": 5},  # seeds/001: "five or six" river columns
-    "racing_demon": {"episode": "match", "hands": 5},  # seeds/001: a fixed number of rounds
-    "family": {"stock_draw": 1, "nertz_pile_size": 10, "call_bonus": 10},  # seeds/001 house rules
+    "standard": {},  # "Boardwalk Nertz Competition", the pagat.com rules
+    # "Snerts", a club's rules: penalty 1, the Snerts pile never onto a work pile but fills a space, the
+    # caller who reaches the target wins the match
+    "snerts": {"nertz_penalty": 1, "nertz_to_work": False, "fill_empty_from": "nertz", "match_end": "caller"},
+    # "Nerds", the README of billba/nerds: penalty 1, spaces filled from the Nerds pile or the discard,
+    # whole work piles move, the hand ends when a Nerds pile empties, the winner must exceed the target
+    "nerds": {"nertz_penalty": 1, "fill_empty_from": "nertz_or_waste", "block_moves": "whole", "auto_call": True,
+              "match_end": "exceed"},
+    # "Nerts", German Wikipedia: builds on opponents' Nertz tops, aces only to the foundations, only the
+    # top card of a pile moves (so no slide-under shortcut), and the match also ends on the spread
+    "nerts": {"nertz_builds": True, "aces_to_work": False, "block_moves": "none", "slide_under": False,
+              "match_end": "spread"},
+    "pounce": {"work_piles": 5},  # "How to Play Nertz": "five or six" river columns
+    "racing_demon": {"episode": "match", "hands": 5},  # "How to Play Nertz": a fixed number of rounds
+    "family": {"stock_draw": 1, "nertz_pile_size": 10, "call_bonus": 10},  # "How to Play Nertz" house rules
 }
 
 
@@ -109,7 +140,12 @@ class NertzConfig:
         work_piles: work piles per player, 4 to 6 (R2).
         stock_draw: cards turned per DRAW, 3 or 1 (R4.1).
         nertz_to_work: the Nertz top may go onto a non-empty work pile (R4.3; False is Snerts).
-        fill_empty_from: ``"any"`` source may fill an empty work pile, or only ``"nertz"`` (R4.4).
+        block_moves: what may move from a work pile onto another (R4.3): ``"any"`` exposed card with
+            the cards above it, only the ``"whole"`` pile (Nerds), or only the exposed card,
+            ``"none"`` (German Nerts).
+        aces_to_work: an ace may go to a work pile (R4.3; False: only to a foundation, German Nerts).
+        fill_empty_from: what may fill an empty work pile (R4.4): ``"any"`` source, only the
+            ``"nertz"`` top (Snerts), or the ``"nertz_or_waste"`` top but no work-pile card (Nerds).
         slide_under: the slide-under move of R4.5.
         auto_call: call "Nertz!" by itself when the Nertz pile empties (R4.6).
         collision: who wins a foundation race (R6): ``"random"`` (weighted by ``speed``) or
@@ -141,6 +177,10 @@ class NertzConfig:
             plays to ``target_score``.
         max_hands: a match still undecided after this many hands (tie-break hands included) is
             truncated (``episode="match"``); 1 to 127, at least ``hands``.
+        match_end: how a match to ``target_score`` ends and who wins it (R8): ``"highest"`` total,
+            the ``"caller"`` who reached the target (Snerts), also on a ``"spread"`` of the totals
+            reaching the target (German Nerts), or only a total that must ``"exceed"`` it (Nerds).
+            Not with ``hands``, which ends a match by its count.
 
     ``NertzConfig.from_kwargs(preset="snerts", **overrides)`` starts from a named rule set of
     ``PRESETS``.
@@ -151,6 +191,8 @@ class NertzConfig:
     work_piles: int = 4
     stock_draw: int = 3
     nertz_to_work: bool = True
+    block_moves: str = "any"
+    aces_to_work: bool = True
     fill_empty_from: str = "any"
     slide_under: bool = True
     auto_call: bool = False
@@ -170,6 +212,7 @@ class NertzConfig:
     target_score: int = 100
     hands: int | None = None
     max_hands: int = 100
+    match_end: str = "highest"
     _packed: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -182,11 +225,14 @@ class NertzConfig:
             _fail("nertz_pile_size", self.nertz_pile_size, f"an integer from 1 to {top}")
         if not _is_int(self.stock_draw) or self.stock_draw not in (1, 3):
             _fail("stock_draw", self.stock_draw, "3 or 1")
-        for name in ("nertz_to_work", "slide_under", "auto_call", "turn_based", "nertz_builds", "partners"):
+        for name in ("nertz_to_work", "slide_under", "auto_call", "turn_based", "nertz_builds", "partners",
+                     "aces_to_work"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 _fail(name, getattr(self, name), "True or False")
-        if self.fill_empty_from not in ("any", "nertz"):
-            _fail("fill_empty_from", self.fill_empty_from, "'any' or 'nertz'")
+        if self.fill_empty_from not in FILL_EMPTY_FROM:
+            _fail("fill_empty_from", self.fill_empty_from, "'any', 'nertz' or 'nertz_or_waste'")
+        if self.block_moves not in BLOCK_MOVES:
+            _fail("block_moves", self.block_moves, "'any', 'whole' or 'none'")
         if self.collision not in ("random", "seat"):
             _fail("collision", self.collision, "'random' or 'seat'")
         if self.speed is not None:
@@ -223,6 +269,11 @@ class NertzConfig:
             _fail("hands", self.hands, "None or an integer >= 1")
         if not _is_int(self.max_hands) or not 1 <= self.max_hands <= 127:
             _fail("max_hands", self.max_hands, "an integer from 1 to 127")
+        if self.match_end not in MATCH_ENDS:
+            _fail("match_end", self.match_end, "'highest', 'caller', 'spread' or 'exceed'")
+        if self.match_end != "highest" and self.hands is not None:
+            _fail("match_end", self.match_end, f"'highest' with hands={self.hands} (a fixed number of hands ends "
+                  "the match by its count); the other match ends play to target_score, with hands=None")
         if self.episode == "match":
             if self.hands is not None and self.hands > self.max_hands:
                 _fail("hands", self.hands, f"None or an integer from 1 to max_hands={self.max_hands}")
@@ -256,6 +307,10 @@ class NertzConfig:
         packed[C_TARGET] = self.target_score
         packed[C_HANDS] = 0 if self.hands is None else self.hands
         packed[C_MAX_HANDS] = self.max_hands
+        packed[C_BLOCKS] = BLOCK_MOVES.index(self.block_moves)
+        packed[C_ACES_TO_WORK] = self.aces_to_work
+        packed[C_FILL_WASTE] = self.fill_empty_from != "nertz"
+        packed[C_MATCH_END] = MATCH_ENDS.index(self.match_end)
         packed.setflags(write=False)
         object.__setattr__(self, "_packed", packed)
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from nertz_env import engine
-from nertz_env.actions import TO_NERTZ, ActionCatalogue
+from nertz_env.actions import NERTZ, TO_NERTZ, TO_WORK, WASTE, WORK_SOURCE, ActionCatalogue
 from nertz_env.cards import card_name, parse_deck
 from nertz_env.config import NertzConfig
 from nertz_env.engine import AIR_ACTION, AIR_CARD, AIR_TICKS
@@ -121,7 +121,31 @@ class Game:
         nertz = pl["nertz"][-1] if pl["nertz"] else None
         waste = pl["waste"][-1] if pl["waste"] else None
         table = f"nertz top {nertz}, waste top {waste}, work {pl['work']}"
+        if kind == TO_WORK:
+            option = self._option_forbidding(src, dst, n, nertz, waste, pl["work"])
+            if option:
+                return f"{option} ({name!r}; {table})"
         return f"R4 does not allow {name!r} on this table ({table})"
+
+    def _option_forbidding(self, src: int, dst: int, n: int, nertz, waste, work) -> str | None:
+        """The R4.3/R4.4 option that forbids a move to a work pile that the standard game allows."""
+        c = self.config
+        pile = work[src - WORK_SOURCE] if src >= WORK_SOURCE else None
+        if pile is not None and len(pile) < n:
+            return None  # no such block: R4 itself
+        tops = {NERTZ: nertz, WASTE: waste}
+        card = tops[src] if pile is None else pile[-n]
+        if pile is not None and c.block_moves == "whole" and n != len(pile):
+            return f"only a whole work pile moves (R4.3 block_moves='whole'); work{src - WORK_SOURCE} holds {len(pile)}"
+        if pile is not None and c.block_moves == "none" and n > 1:
+            return "only the exposed card of a work pile moves (R4.3 block_moves='none')"
+        if card is not None and card[0] == "A" and not c.aces_to_work:
+            return "an ace goes only to a foundation (R4.3 aces_to_work=False)"
+        if not work[dst] and pile is not None and c.fill_empty_from != "any":
+            return f"a work-pile card may not fill an empty pile (R4.4 fill_empty_from={c.fill_empty_from!r})"
+        if not work[dst] and src == WASTE and c.fill_empty_from == "nertz":
+            return "only the Nertz top fills an empty work pile (R4.4 fill_empty_from='nertz')"
+        return None
 
     # -- inspection ------------------------------------------------------------------------
     @property

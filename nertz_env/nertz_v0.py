@@ -66,6 +66,9 @@ after `max_cycles` ticks (truncated, `"max_cycles"`). All agents end together.
 With `episode="match"` (R8) an episode is a whole match: hands are played until a total reaches
 `target_score` (or `hands=N` are played); the highest total wins, a tie goes to the higher score in
 the last hand, and if still tied another hand is played (everyone plays it, only the tied can win).
+`match_end` changes that as the source texts do: `"caller"` (Snerts: a caller who reached the
+target wins), `"spread"` (German Nerts: also ends when highest minus lowest total reaches the
+target), `"exceed"` (Nerds: a total must go above the target).
 The step in which a hand ends returns the next hand's first observation (dealt from the env's own
 seeded stream) with the finished hand in the infos (`hand_over`, `hand_scores`, `totals`, ...).
 The decided match terminates; a match still undecided after `max_hands` hands is truncated.
@@ -73,7 +76,8 @@ The decided match terminates; a match still undecided after `max_hands` hands is
 section (exact totals), and with partners a `partner` section.
 
 Presets: `parallel_env(preset="snerts", **overrides)` starts from a named rule set of
-`nertz_env.config.PRESETS` (`standard`, `snerts`, `nerds`, `pounce`, `racing_demon`, `family`).
+`nertz_env.config.PRESETS` (`standard`, `snerts`, `nerds`, `nerts`, `pounce`, `racing_demon`,
+`family`).
 
 ## Arguments
 `num_players`, every rule option of `nertz_env.NertzConfig` (or `config=NertzConfig(...)`),

@@ -19,6 +19,12 @@ Readings of RULES.md made here (each is tested against the engine):
   space (R4.4): with ``fill_empty_from="nertz"`` the waste top may not slide under (the Snerts text
   ``seeds/003`` lets only the Snerts pile fill a space). ``nertz_to_work=False`` does not limit it,
   since the Nertz top may always fill a space.
+* R4.3 ``block_moves``: it limits every move from a work pile to a work pile, into a space too:
+  ``"whole"`` moves only the whole pile, ``"none"`` only the exposed card. ``aces_to_work=False``
+  keeps an ace off every work pile, a space included, from any source; a dealt ace in a work pile
+  stays there until it goes to a foundation.
+* R4.4 ``fill_empty_from="nertz_or_waste"``: the waste top may fill a space, so it may also slide
+  under (R4.5); a work-pile card or block may not fill one.
 * R6: when one card can go on several foundation piles, the winners, taken in seat order, get the
   matching piles in the order the piles were started. Aces start piles in seat order.
 * A card's face: ranks A(1)..K(13), clubs and spades black, diamonds and hearts red (R1).
@@ -44,6 +50,11 @@ Readings of RULES.md made here (each is tested against the engine):
   players' "another hand" is played by everyone, only the tied can win, and after it the rule is
   applied again among them whether or not the target is still reached; ``hands=N`` ties go on the
   same way; ``max_hands`` stops an undecided match with its leaders by the same rule.
+* R8 ``match_end="caller"``: when the match is due, the teams that called in the hand just played
+  and whose totals reached the target are the only contenders, if there are any (several such
+  callers: the tie rule among them); in a tie-break hand only a contender's call counts.
+  ``"spread"`` compares the highest and the lowest total of all teams. A match is due after every
+  tie-break hand whatever the totals, as under ``"highest"``.
 """
 
 from __future__ import annotations
@@ -135,6 +146,12 @@ def r4_names(snapshot: dict, player: int, config) -> set[str]:
     nertz_top = me["nertz"][-1] if me["nertz"] else None
     waste_top = me["waste"][-1] if me["waste"] else None
 
+    def may_leave(i: int, n: int) -> bool:  # R4.3 block_moves: any block, the whole pile, one card
+        return {"any": True, "whole": n == len(work[i]), "none": n == 1}[config.block_moves]
+
+    def may_go_to_work(card: str) -> bool:  # R4.3 aces_to_work=False: an ace only to a foundation
+        return config.aces_to_work or rank(card) != 1
+
     # R4.1: turn cards from the stock, or turn the waste over when the stock is empty.
     if me["stock"] or me["waste"]:
         legal.add("draw")
@@ -155,29 +172,35 @@ def r4_names(snapshot: dict, player: int, config) -> set[str]:
         target = work[j]
         if target:
             # R4.3: onto a non-empty work pile, one lower and of the other colour.
-            exposed = target[-1]
-            if nertz_top is not None and config.nertz_to_work and builds_down_on(nertz_top, exposed):
+            exposed = target[-1]  # an ace builds on a 2 of the other colour, unless aces_to_work=False
+
+            def builds(card: str, target: str = exposed) -> bool:
+                return builds_down_on(card, target) and may_go_to_work(card)
+
+            if nertz_top is not None and config.nertz_to_work and builds(nertz_top):
                 legal.add(f"nertz>work{j}")
-            if waste_top is not None and builds_down_on(waste_top, exposed):
+            if waste_top is not None and builds(waste_top):
                 legal.add(f"waste>work{j}")
             for i in range(w):
                 if i == j:
                     continue
                 for n in range(1, len(work[i]) + 1):
-                    if builds_down_on(work[i][-n], exposed):
+                    if builds(work[i][-n]) and may_leave(i, n):
                         legal.add(f"work{i}>work{j}:{n}")
         else:
-            # R4.4: into an empty work pile, any single card or any block.
-            if nertz_top is not None:
+            # R4.4: into an empty work pile, any single card or any block; fill_empty_from="nertz"
+            # only the Nertz top, "nertz_or_waste" the Nertz or the waste top.
+            if nertz_top is not None and may_go_to_work(nertz_top):
                 legal.add(f"nertz>work{j}")
+            if waste_top is not None and config.fill_empty_from != "nertz" and may_go_to_work(waste_top):
+                legal.add(f"waste>work{j}")
             if config.fill_empty_from == "any":
-                if waste_top is not None:
-                    legal.add(f"waste>work{j}")
                 for i in range(w):
                     if i == j:
                         continue
                     for n in range(1, len(work[i]) + 1):
-                        legal.add(f"work{i}>work{j}:{n}")
+                        if may_leave(i, n) and may_go_to_work(work[i][-n]):
+                            legal.add(f"work{i}>work{j}:{n}")
 
     # R4.5: slide under a pile whose first (bottom) card is one lower, while a pile is empty.
     if config.slide_under and any(not pile for pile in work):
@@ -187,7 +210,7 @@ def r4_names(snapshot: dict, player: int, config) -> set[str]:
             first = work[j][0]
             if nertz_top is not None and builds_down_on(first, nertz_top):
                 legal.add(f"nertz>under{j}")
-            if waste_top is not None and config.fill_empty_from == "any" and builds_down_on(first, waste_top):
+            if waste_top is not None and config.fill_empty_from != "nertz" and builds_down_on(first, waste_top):
                 legal.add(f"waste>under{j}")
 
     # R4.8: onto another player's Nertz top, same suit, one rank up or down.
@@ -442,16 +465,24 @@ def _remove(out: dict, p: int, source: str) -> tuple[str, int]:
 
 
 def stall_limit(snapshot: dict, config) -> int:
-    """R5 "a whole stock cycle": ``stall_ticks``, or with ``"auto"`` the DRAWs that the player with
-    the most stock and waste needs to turn through all of it once, plus the one that flips it."""
+    """R5 "a whole stock cycle" from the table ``snapshot``: ``stall_ticks``, or with ``"auto"``
+    the most DRAWs any player needs to turn through all of their stock and waste once from where
+    they stand: ``ceil(s/d) + 1 + ceil(w/d)`` for ``s`` cards in stock and ``w`` in the waste."""
     if config.stall_ticks != "auto":
         return config.stall_ticks
-    most = max(len(me["stock"]) + len(me["waste"]) for me in snapshot["players"])
+    d = config.stock_draw
+    most = max(-(-len(me["stock"]) // d) + 1 + -(-len(me["waste"]) // d) for me in snapshot["players"])
     period = config.ticks_of("draw")  # R3 move_ticks: the ticks between one DRAW and the next
     if config.turn_based:  # a player draws on their turn only, once a round of P ticks
         p = config.num_players
         period = -(-period // p) * p
-    return (-(-most // config.stock_draw) + 1) * period
+    return most * period
+
+
+def start_clock(snapshot: dict, config) -> tuple[int, int, int]:
+    """The R5 clock of a freshly dealt hand: no tick without progress, no rotation, and the stock
+    cycle measured on the dealt table."""
+    return 0, 0, stall_limit(snapshot, config)
 
 
 def progress_in_air(snapshot: dict) -> bool:
@@ -466,34 +497,35 @@ def next_table(
     snapshot: dict,
     actions: Sequence[str],
     config,
-    clock: tuple[int, int],
+    clock: tuple[int, int, int],
     priority: Sequence[int] | None = None,
-) -> tuple[dict, set[int], tuple[int, int]]:
+) -> tuple[dict, set[int], tuple[int, int, int]]:
     """One whole tick: ``apply_tick``, then the R5 stall clock and ``max_cycles``.
 
-    ``clock`` is (ticks since progress, stall rotations in a row). Reading: a stall that ends the
-    hand and ``max_cycles`` reached in the same tick report ``"stall"``; a call beats both.
+    ``clock`` is (ticks since progress, stall rotations in a row, the stock cycle measured on the
+    table of the last progress or rotation; ``start_clock`` for a new hand). Reading: a stall that
+    ends the hand and ``max_cycles`` reached in the same tick report ``"stall"``; a call beats both.
     """
     out, lost, progress = apply_tick(snapshot, actions, config, priority)
-    since, rotations = clock
+    since, rotations, cycle = clock
     if out["ended"]:  # a call: the clock stands
         pass
     elif progress:
-        since, rotations = 0, 0
+        since, rotations, cycle = 0, 0, stall_limit(out, config)
     else:
         since += 1
-        if since >= stall_limit(out, config) and not progress_in_air(out):
+        if since >= cycle and not progress_in_air(out):
             if rotations >= config.stall_rotations:
                 out["ended"], out["end_reason"] = True, "stall"
             else:
                 out = stall_rotate(out)
-                since, rotations = 0, rotations + 1
+                since, rotations, cycle = 0, rotations + 1, stall_limit(out, config)
     if not out["ended"] and out["tick"] >= config.max_cycles:
         out["ended"], out["end_reason"] = True, "max_cycles"
     if out["ended"] and any(move is not None for move in out.get("in_air", [])):
         out, landed_lost = land_all(out, config, priority)
         lost |= landed_lost
-    return out, lost, (since, rotations)
+    return out, lost, (since, rotations, cycle)
 
 
 # --- R8: partners and matches --------------------------------------------------------------
@@ -507,11 +539,13 @@ def team_figures(values: Sequence[int], config) -> list[int]:
     return [values[p] + values[p + n // 2] for p in range(n // 2)]
 
 
-def match_after_hand(match: dict, scores: Sequence[int], config) -> dict:
-    """The match record (``Game.snapshot()["match"]``) after a hand scoring ``scores`` (R8):
-    hands go on until a team's total reaches ``target_score`` (or ``hands`` are played); the
-    highest total wins; a tie goes to the higher last-hand score; still tied, another hand, after
-    which the rule is applied again among the tied; ``max_hands`` stops the match ("capped")."""
+def match_after_hand(match: dict, scores: Sequence[int], config, callers: Sequence[int] = ()) -> dict:
+    """The match record (``Game.snapshot()["match"]``) after a hand scoring ``scores`` in which
+    ``callers`` called (R8): hands go on until a team's total reaches ``target_score`` (or ``hands``
+    are played); the highest total wins; a tie goes to the higher last-hand score; still tied,
+    another hand, after which the rule is applied again among the tied; ``max_hands`` stops the
+    match ("capped"). ``match_end``: "exceed" needs a total above the target, "spread" also ends
+    on highest minus lowest total reaching it, "caller" lets a caller who reached it win first."""
     totals = [t + s for t, s in zip(match["totals"], scores)]
     hands = match["hands_played"] + 1
     n = config.num_players
@@ -520,7 +554,11 @@ def match_after_hand(match: dict, scores: Sequence[int], config) -> dict:
     contenders = sorted({team(p) for p in match["contenders"]})
     state = match["state"]
     fixed = config.hands is not None and hands >= config.hands
-    due = state == "tie-break" or fixed or (config.hands is None and max(team_total) >= config.target_score)
+    target, end = config.target_score, config.match_end
+    reached = max(team_total) > target if end == "exceed" else max(team_total) >= target
+    if end == "spread":  # German Nerts: also when the spread of the totals reaches the target
+        reached = reached or max(team_total) - min(team_total) >= target
+    due = state == "tie-break" or fixed or (config.hands is None and reached)
 
     def rule(candidates):
         top = max(team_total[t] for t in candidates)
@@ -529,6 +567,9 @@ def match_after_hand(match: dict, scores: Sequence[int], config) -> dict:
         return [t for t in tied if team_last[t] == best]
 
     if due:
+        if end == "caller":  # Snerts: a caller of this hand who has reached the target wins first
+            called = sorted({team(p) for p in callers} & set(contenders))
+            contenders = [t for t in called if team_total[t] >= target] or contenders
         contenders = rule(contenders)
         state = "decided" if len(contenders) == 1 else "tie-break"
     if state != "decided" and hands >= config.max_hands:

@@ -8,7 +8,7 @@ import pytest
 from conftest import FULL_DECK, make_deck, new_game, play
 
 from nertz_env import agents
-from nertz_env.config import NertzConfig
+from nertz_env.config import BLOCK_MOVES, FILL_EMPTY_FROM, NertzConfig
 from nertz_env.game import Game
 
 NAMES = ("random", "passive", "greedy", "heuristic")
@@ -16,20 +16,23 @@ IDLE = list(reversed(FULL_DECK))  # a deal for a player who only waits
 
 
 def random_config(rng: np.random.Generator) -> NertzConfig:
-    """A config drawn over the rule options that change what is legal (R2 to R7)."""
+    """A config drawn over the rule options that change what is legal (R2 to R7, R4.3's
+    ``block_moves`` and ``aces_to_work`` among them)."""
     return NertzConfig(
         num_players=int(rng.integers(2, 9)),
         work_piles=int(rng.integers(4, 7)),
         nertz_pile_size=int(rng.choice([3, 8, 13])),
         stock_draw=int(rng.choice([1, 3])),
         slide_under=bool(rng.integers(2)),
-        fill_empty_from=str(rng.choice(["any", "nertz"])),
+        fill_empty_from=str(rng.choice(FILL_EMPTY_FROM)),
         nertz_to_work=bool(rng.integers(2)),
         auto_call=bool(rng.integers(2)),
         nertz_penalty=int(rng.choice([1, 2])),
         call_bonus=int(rng.choice([0, 10])),
         collision=str(rng.choice(["random", "seat"])),
         max_cycles=300,
+        block_moves=str(rng.choice(BLOCK_MOVES)),  # R4.3
+        aces_to_work=bool(rng.integers(2)),  # R4.3
     )
 
 
@@ -56,6 +59,18 @@ def test_every_agent_plays_only_legal_actions(draw):
     seats = [agents.make(NAMES[(p + draw) % len(NAMES)], seed=p, config=config) for p in range(config.num_players)]
     ticks = play_hand(game, seats, seed=draw)
     assert game.end_reason in ("call", "stall", "max_cycles") and ticks <= config.max_cycles
+
+
+@pytest.mark.parametrize("preset", ["snerts", "nerds", "nerts"])
+def test_every_agent_plays_only_legal_actions_under_the_source_presets(preset):
+    """The presets' R4 options (spaces, blocks, aces, builds) reach every agent through the mask and
+    the heuristic's look-ahead through the engine's legal_row."""
+    config = NertzConfig.from_kwargs(preset=preset, max_cycles=300)
+    game = Game(config)
+    for hand in range(2):
+        seats = [agents.make(NAMES[(p + hand) % len(NAMES)], seed=p, config=config) for p in range(4)]
+        ticks = play_hand(game, seats, seed=hand)
+        assert game.end_reason in ("call", "stall", "max_cycles") and ticks <= config.max_cycles
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -30,8 +30,13 @@ BAD_VALUES = [
     ("nertz_to_work", "no", "True or False"),
     ("slide_under", None, "True or False"),
     ("auto_call", 0, "True or False"),
-    ("fill_empty_from", "waste", "'any' or 'nertz'"),
-    ("fill_empty_from", None, "'any' or 'nertz'"),
+    ("fill_empty_from", "waste", "'any', 'nertz' or 'nertz_or_waste'"),
+    ("fill_empty_from", None, "'any', 'nertz' or 'nertz_or_waste'"),
+    ("block_moves", "all", "'any', 'whole' or 'none'"),
+    ("block_moves", None, "'any', 'whole' or 'none'"),
+    ("aces_to_work", "no", "True or False"),
+    ("match_end", "lowest", "'highest', 'caller', 'spread' or 'exceed'"),
+    ("match_end", 1, "'highest', 'caller', 'spread' or 'exceed'"),
     ("collision", "first", "'random' or 'seat'"),
     ("collision", "SEAT", "'random' or 'seat'"),
     ("speed", (1.0, 2.0, 3.0), "None or 4 positive numbers, one per player"),
@@ -102,6 +107,14 @@ def test_defaults_play_the_standard_game():
     assert (c.nertz_to_work, c.fill_empty_from, c.slide_under, c.auto_call) == (True, "any", True, False)
     assert (c.collision, c.speed, c.nertz_penalty, c.call_bonus) == ("random", None, 2, 0)
     assert (c.stall_ticks, c.max_cycles) == ("auto", 2000)
+    assert (c.block_moves, c.aces_to_work, c.match_end) == ("any", True, "highest")  # R4.3, R8
+
+
+def test_match_end_other_than_highest_plays_to_the_target_not_a_number_of_hands():
+    """R8: ``hands=N`` ends a match by its count, so a match end that reads the target needs hands=None."""
+    with pytest.raises(ValueError, match=re.escape("match_end='caller'") + ".*hands=3.*hands=None"):
+        NertzConfig.from_kwargs(preset="snerts", episode="match", hands=3)
+    assert NertzConfig.from_kwargs(preset="snerts", episode="match", hands=3, match_end="highest").hands == 3
 
 
 @pytest.mark.parametrize(("stock_draw", "given", "rotations"), [(3, None, 3), (1, None, 1), (3, 0, 0), (1, 5, 5)])

@@ -393,7 +393,7 @@ def test_presets_build_their_rules_and_overrides_win(name):
 
 def test_presets_named_rules():
     assert NertzConfig.from_kwargs(preset="snerts") == NertzConfig(
-        nertz_penalty=1, nertz_to_work=False, fill_empty_from="nertz"
+        nertz_penalty=1, nertz_to_work=False, fill_empty_from="nertz", match_end="caller"
     )
     demon = NertzConfig.from_kwargs(preset="racing_demon", num_players=3, hands=3)
     assert (demon.episode, demon.hands, demon.num_players) == ("match", 3, 3)

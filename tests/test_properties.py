@@ -1,7 +1,8 @@
 """Properties over random configs and random legal play (hypothesis), checked tick by tick against
 the plain-Python reference of ``tests/reference.py``: R1 card conservation, R4 legal moves, the
-whole tick (R3 to R7, the R3 timing options ``turn_based`` and ``move_ticks`` included),
-determinism, and valid foundations (R4.2). Half the configs play with ``nertz_builds`` (R4.8):
+whole tick (R3 to R7, the R3 timing options ``turn_based`` and ``move_ticks`` and the R4.3/R4.4
+options ``block_moves``, ``aces_to_work`` and ``fill_empty_from`` included), R8 matches under every
+``match_end``, determinism, and valid foundations (R4.2). Half the configs play with ``nertz_builds`` (R4.8):
 conservation then counts every card by its owner, wherever it lies."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from conftest import FULL_DECK, cards_of, legal_names
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from nertz_env.config import NertzConfig
+from nertz_env.config import BLOCK_MOVES, FILL_EMPTY_FROM, MATCH_ENDS, NertzConfig
 from nertz_env.game import Game
 
 TICKS = 200  # a cap on each hypothesis hand, so the file stays fast
@@ -36,9 +37,11 @@ def configs(draw, nertz_builds: bool | None = None) -> NertzConfig:
     r8: dict = {}
     if players in (4, 6, 8) and draw(st.booleans()):
         r8["partners"] = True
+    r8["match_end"] = draw(st.sampled_from(MATCH_ENDS))  # R8; in a hand it changes nothing
     if draw(st.booleans()):  # R8 matches, short enough that several hands fit in TICKS
         r8.update(episode="match", target_score=draw(st.integers(1, 60)), max_hands=draw(st.integers(1, 6)))
-        r8["hands"] = draw(st.one_of(st.none(), st.integers(1, r8["max_hands"])))
+        if r8["match_end"] == "highest":  # the other match ends play to the target
+            r8["hands"] = draw(st.one_of(st.none(), st.integers(1, r8["max_hands"])))
     return NertzConfig(
         **r8,
         num_players=players,
@@ -46,7 +49,9 @@ def configs(draw, nertz_builds: bool | None = None) -> NertzConfig:
         nertz_pile_size=draw(st.sampled_from([13, 1, 2, 5, 9, 13, 20, 30, 52 - work])),
         stock_draw=draw(st.sampled_from([1, 3])),
         nertz_to_work=draw(st.booleans()),
-        fill_empty_from=draw(st.sampled_from(["any", "nertz"])),
+        fill_empty_from=draw(st.sampled_from(FILL_EMPTY_FROM)),
+        block_moves=draw(st.sampled_from(BLOCK_MOVES)),  # R4.3
+        aces_to_work=draw(st.booleans()),  # R4.3
         slide_under=draw(st.booleans()),
         auto_call=draw(st.booleans()),
         collision=collision,
@@ -122,6 +127,13 @@ def play_hand(config: NertzConfig, seed: int, visit) -> None:
     ),
     seed=1,
 )
+@example(  # R4.3 aces_to_work=False: an ace may not build on a 2 of the other colour either
+    config=NertzConfig(
+        num_players=4, work_piles=6, stock_draw=1, nertz_to_work=False, aces_to_work=False, slide_under=False,
+        nertz_penalty=0,
+    ),
+    seed=0,
+)
 def test_every_tick_matches_the_reference(config, seed):
     """(a) R1 conservation, (b) the engine mask is the reference's legal set for every player,
     (d) foundations are valid, and the whole tick resolves as the reference resolves it (R3-R7),
@@ -129,7 +141,8 @@ def test_every_tick_matches_the_reference(config, seed):
     game = Game(config)
     game.reset(seed=seed)
     rng = random.Random(seed)
-    snap, clock = game.snapshot(), (0, 0)
+    snap = game.snapshot()
+    clock = reference.start_clock(snap, config)
     for _ in range(TICKS):
         check_table(snap, config)
         legal = [reference.legal_action_names(snap, p, config) for p in range(config.num_players)]
@@ -149,14 +162,16 @@ def test_every_tick_matches_the_reference(config, seed):
             last = game.last_hand()
             assert game.hand_over and last["scores"] == expected["scores"]
             assert (last["callers"], last["end_reason"]) == (expected["callers"], expected["end_reason"])
-            expected["match"] = reference.match_after_hand(expected["match"], expected["scores"], config)
+            expected["match"] = reference.match_after_hand(
+                expected["match"], expected["scores"], config, expected["callers"]
+            )
             assert snap["match"] == expected["match"]
             event(f"R8: a hand of a match ended, the match is {expected['match']['state']}")
             if expected["match"]["state"] in ("decided", "capped"):
                 assert snap == expected, names  # the match is over: the last table stays
             else:  # the next hand is dealt at once from the game's stream
                 assert snap["tick"] == 0 and not snap["ended"] and not snap["foundations"]
-                clock = (0, 0)
+                clock = reference.start_clock(snap, config)
             continue
         assert snap == expected, names
 

@@ -7,6 +7,10 @@ exact results. Entrants are integers ``0 .. n-1``; every source of chance (seat 
 generator seeded from ``seed`` and where it is used, so a tournament is a pure function of its
 seed and its results.
 
+Every table's match ends as the rule set's ``match_end`` says (R8; ``training.tournament`` plays
+it: the Snerts caller rule under ``preset=snerts``, and so on); the formats below read only its
+result.
+
 Readings of R8 (and of the source texts it cites):
 
 * **Table order.** At every table the match winner (R8's tie rules, ``training.evaluate.

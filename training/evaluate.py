@@ -18,8 +18,8 @@ partners stay opposite in every rotation; a pool draws whole teams. The report a
 team: the team score (both partners summed) with its interval over deals, and the team's share of
 hands (and matches) won.
 
-Matches follow the engine's R8 rule (``nertz_env.engine.match_decision``: target, tie rule,
-tie-break hands, ``max_hands`` cap). ``--rules preset=racing_demon`` or ``episode=match`` plays
+Matches follow the engine's R8 rule (``nertz_env.engine.match_decision``: target, the config's
+``match_end``, tie rule, tie-break hands, ``max_hands`` cap). ``--rules preset=racing_demon`` or ``episode=match`` plays
 matches by the config's ``target_score``, ``hands`` and ``max_hands`` (the agents then see the
 match so far in their observation's match section).
 
@@ -48,7 +48,7 @@ from nertz_env import agents as agent_registry
 from nertz_env import engine
 from nertz_env.agents.base import Agent
 from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, output_file, rule_config
-from nertz_env.config import NertzConfig, parse_rule_options
+from nertz_env.config import MATCH_ENDS, NertzConfig, parse_rule_options
 from nertz_env.training import stats
 from nertz_env.training.arena import Arena, Hand, HandResult, MatchSoFar, Stream, hand_stream_seed, single
 from nertz_env.training.report import format_report, paired, summarize, summarize_teams
@@ -120,18 +120,25 @@ def match_winner(totals: np.ndarray, last: np.ndarray, contenders: list[int]) ->
 def match_stream(
     seed: int, match: int, rotation: int, table: tuple[int, ...], target: int, max_hands: int,
     done: Callable[[dict[str, Any]], None], hands: int | None = None, config: NertzConfig | None = None,
+    match_end: str | None = None,
 ) -> Stream:
     """One match (R8) in one rotation; its deals are the same in every rotation. It is decided
-    by the engine's rule (``engine.match_decision``): to ``target``, or ``hands`` hands; ties to
-    the higher last hand, then tie-break hands; stopped at ``max_hands`` with the leaders (a tie
-    split). With ``config.partners`` it is played between teams; with ``config.episode="match"``
-    every hand carries the match so far for the observation. The record keeps every hand's scores
-    per seat (``hand_scores``), so a tournament can read each player's total before the final hand
-    (R8, table ladder)."""
+    by the engine's rule (``engine.match_decision``): to ``target`` as ``match_end`` reads it
+    (default ``config.match_end``, else ``"highest"``), or ``hands`` hands; ties to the higher last
+    hand, then tie-break hands; stopped at ``max_hands`` with the leaders (a tie split). With
+    ``config.partners`` it is played between teams; with ``config.episode="match"`` every hand
+    carries the match so far for the observation. The record keeps every hand's scores per seat
+    (``hand_scores``), so a tournament can read each player's total before the final hand (R8,
+    table ladder)."""
     p = len(table)
     seats = rotation_seats(table, rotation)
     teams = config.teams if config is not None else tuple((s,) for s in range(p))
     observed = config is not None and config.episode == "match"
+    if match_end is None:
+        match_end = config.match_end if config is not None else "highest"
+    if match_end not in MATCH_ENDS:
+        raise ValueError(f"invalid match_end={match_end!r}: accepted {', '.join(map(repr, MATCH_ENDS))}")
+    end_rule = MATCH_ENDS.index(match_end)
     totals = np.zeros(p, np.int64)
     hand_scores: list[list[int]] = []
     contenders = np.ones(len(teams), np.bool_)
@@ -150,7 +157,10 @@ def match_stream(
         h += 1
         team_totals = np.array([totals[list(t)].sum() for t in teams], np.int64)
         team_last = np.array([last[list(t)].sum() for t in teams], np.int64)
-        status = engine.match_decision(team_totals, team_last, contenders, h, status, target, hands or 0, max_hands)
+        team_called = np.array([any(result.called[s] for s in t) for t in teams], np.bool_)
+        status = engine.match_decision(
+            team_totals, team_last, contenders, h, status, target, hands or 0, max_hands, team_called, end_rule
+        )
         if status >= engine.MATCH_DECIDED:
             break
     won = [t for t in range(len(teams)) if contenders[t]]

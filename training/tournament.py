@@ -6,7 +6,9 @@
     nertz tournament --format ladder --agents ppo heuristic greedy random --target-score 30
 
 Every table plays a match to ``--target-score`` (R8, ``training.evaluate.match_stream``: its tie
-rules, its deals, its hand cap), all tables of a round at once in an ``Arena``. The formats, the
+rules, its deals, its hand cap, and the rule set's ``match_end``: ``--rules preset=snerts`` plays
+the Snerts caller rule, ``preset=nerts`` the German spread rule, ``preset=nerds`` the Nerds
+"exceed" rule), all tables of a round at once in an ``Arena``. The formats, the
 seat draws, the cuts and the readings of R8 live in ``training.brackets`` and run on the match
 results alone. Agents are names or ``name:key=value,...`` specs (``agents.make_spec``), one per
 entrant; each is built once per table size it meets (a trained policy plays only the player count
@@ -83,7 +85,10 @@ class ArenaPlay:
                     )
 
                 match_seed = hand_stream_seed(self.seed, _TOURNAMENT, brackets.stage_word(stage), round_no, t)
-                streams.append(match_stream(match_seed, 0, 0, table, self.target_score, self.max_match_hands, done))
+                streams.append(match_stream(
+                    match_seed, 0, 0, table, self.target_score, self.max_match_hands, done,
+                    match_end=self.config.match_end,
+                ))
             self.prepare(size).play(streams)
         return results  # type: ignore[return-value]
 

@@ -38,7 +38,14 @@ C_TICKS_END = C_TICKS + N_KINDS  # one past the last kind's ticks
 # target) and the cap on the hands of one match.
 C_EPISODE = C_TICKS_END
 C_TARGET, C_HANDS, C_MAX_HANDS = C_EPISODE + 1, C_EPISODE + 2, C_EPISODE + 3
-C_SIZE = C_MAX_HANDS + 1
+# R4.3 block_moves and aces_to_work, R4.4 whether the waste top may fill a space, R8 match_end.
+C_BLOCKS, C_ACES_TO_WORK, C_FILL_WASTE, C_MATCH_END = range(C_MAX_HANDS + 1, C_MAX_HANDS + 5)
+C_SIZE = C_MATCH_END + 1
+# R4.3 ``block_moves`` (C_BLOCKS): any exposed card with the cards above it, only a whole pile, or
+# only the exposed card.
+BLOCKS_ANY, BLOCKS_WHOLE, BLOCKS_NONE = range(3)
+# R8 ``match_end`` (C_MATCH_END): how a match to ``target_score`` ends and who wins it.
+MATCH_END_HIGHEST, MATCH_END_CALLER, MATCH_END_SPREAD, MATCH_END_EXCEED = range(4)
 
 # Option ``reward`` (C_REWARD).
 REWARD_DENSE, REWARD_SPARSE, REWARD_RELATIVE = 0, 1, 2

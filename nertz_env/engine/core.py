@@ -14,8 +14,13 @@ import numpy as np
 from numba import njit
 
 from nertz_env.engine.constants import (
+    BLOCKS_NONE,
+    BLOCKS_WHOLE,
+    C_ACES_TO_WORK,
+    C_BLOCKS,
     C_BUILDS,
     C_FILL_ANY,
+    C_FILL_WASTE,
     C_NERTZ,
     C_NERTZ_TO_WORK,
     C_PENALTY,
@@ -133,6 +138,7 @@ def deal(s, b, decks, cfg):
     s.tick[b] = 0
     s.since_progress[b] = 0
     s.rotations[b] = 0
+    s.stall_cycle[b] = 0  # R5: measured on this table when its first tick starts
     s.ended[b] = RUNNING
 
 
@@ -198,6 +204,17 @@ def source_owner(s, b, p, src, n) -> int:
 
 
 @njit(cache=True, inline="always")
+def block_allowed(n, held, cfg) -> bool:
+    """R4.3 ``block_moves``: a block of ``n`` cards may leave a work pile of ``held``: any block,
+    only the whole pile (``"whole"``), or only the exposed card (``"none"``)."""
+    if cfg[C_BLOCKS] == BLOCKS_WHOLE:
+        return n == held
+    if cfg[C_BLOCKS] == BLOCKS_NONE:
+        return n == 1
+    return True
+
+
+@njit(cache=True, inline="always")
 def legal_row(
     kind, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg, b, seat, nertz, nertz_len
 ) -> bool:
@@ -226,14 +243,18 @@ def legal_row(
     if kind == TO_WORK:
         if src >= WORK_SOURCE and src - WORK_SOURCE == dst:
             return False
+        if src >= WORK_SOURCE and not block_allowed(n, work_len[src - WORK_SOURCE], cfg):  # R4.3 block_moves
+            return False
+        if cfg[C_ACES_TO_WORK] == 0 and rank(card) == 1:  # R4.3 aces_to_work=False: aces only to a foundation
+            return False
         k = work_len[dst]
-        if k == 0:  # R4.4: any card or block; with fill_empty_from="nertz" only the Nertz top
-            return src == NERTZ or cfg[C_FILL_ANY] != 0
+        if k == 0:  # R4.4: any card or block; fill_empty_from="nertz": the Nertz top, "nertz_or_waste": not a work card
+            return src == NERTZ or cfg[C_FILL_ANY] != 0 or (src == WASTE and cfg[C_FILL_WASTE] != 0)
         if src == NERTZ and cfg[C_NERTZ_TO_WORK] == 0:  # R4.3, Snerts
             return False
         return builds_on(card, work[dst, k - 1])  # R4.3
     if kind == UNDER:  # R4.5: a shortcut through an empty pile, so only what may fill one
-        if src == WASTE and cfg[C_FILL_ANY] == 0:
+        if src == WASTE and cfg[C_FILL_WASTE] == 0:
             return False
         if work_len[dst] == 0 or not any_empty:
             return False

@@ -19,6 +19,11 @@ Readings of R8 where it is silent (RULES.md):
   tie-break hands.
 * ``max_hands`` bounds a match, tie-break hands included: a match not decided by then is stopped
   (a truncation); its leaders by the tie rule are reported, several if still tied.
+* ``match_end="caller"`` (Snerts): when the match is due, the teams that called in the hand just
+  played and have reached the target are the only contenders, if there are any (several: the tie
+  rule among them); in a tie-break hand only a contender's call counts. ``"spread"`` (German
+  Nerts) compares the highest and the lowest total of all teams. ``"exceed"`` (Nerds) is due only
+  on a total above the target. Tie-break hands are due whatever the totals, as under ``"highest"``.
 """
 
 from __future__ import annotations
@@ -26,7 +31,18 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from nertz_env.engine.constants import C_EPISODE, C_HANDS, C_MAX_HANDS, C_PARTNERS, C_PLAYERS, C_TARGET
+from nertz_env.engine.constants import (
+    C_EPISODE,
+    C_HANDS,
+    C_MATCH_END,
+    C_MAX_HANDS,
+    C_PARTNERS,
+    C_PLAYERS,
+    C_TARGET,
+    MATCH_END_CALLER,
+    MATCH_END_EXCEED,
+    MATCH_END_SPREAD,
+)
 from nertz_env.engine.core import shuffle_deal
 from nertz_env.engine.state import (
     MATCH_CAPPED,
@@ -70,19 +86,46 @@ def match_winner(totals, last, contenders) -> int:
     return k
 
 
+@njit(cache=True, inline="always")
+def target_reached(totals, target, match_end) -> bool:
+    """R8 ``match_end``: a total reaches ``target`` (``"exceed"``: goes above it), or with
+    ``"spread"`` the highest total minus the lowest reaches it."""
+    top, low = totals.max(), totals.min()
+    if match_end == MATCH_END_EXCEED:
+        return top > target
+    return top >= target or (match_end == MATCH_END_SPREAD and top - low >= target)
+
+
+@njit(cache=True, inline="always")
+def callers_first(totals, called, contenders, target):
+    """R8 ``match_end="caller"`` (Snerts): the contenders that called in the hand just played and
+    have reached ``target`` become the only contenders, if there are any."""
+    any_caller = False
+    for i in range(totals.shape[0]):
+        any_caller = any_caller or (contenders[i] and called[i] and totals[i] >= target)
+    if any_caller:
+        for i in range(totals.shape[0]):
+            contenders[i] = contenders[i] and called[i] and totals[i] >= target
+
+
 @njit(cache=True)
-def match_decision(totals, last, contenders, hands_played, status, target, fixed_hands, max_hands) -> int:
-    """The match state after a hand (R8): ``totals`` and ``last`` (the hand just played) per team,
-    ``contenders`` updated in place. The match is due for a decision once a total reaches
-    ``target`` (or ``fixed_hands > 0`` hands are played), and after every tie-break hand; a
-    unique winner decides it, a tie plays another hand; at ``max_hands`` it is capped."""
+def match_decision(
+    totals, last, contenders, hands_played, status, target, fixed_hands, max_hands, called, match_end
+) -> int:
+    """The match state after a hand (R8): ``totals``, ``last`` (the hand just played) and
+    ``called`` (who called in it) per team, ``contenders`` updated in place. The match is due for a
+    decision once a total reaches ``target`` as ``match_end`` reads it (or ``fixed_hands > 0``
+    hands are played), and after every tie-break hand; a unique winner decides it (under
+    ``"caller"`` a caller who reached the target first), a tie plays another hand; at
+    ``max_hands`` it is capped."""
     due = status == MATCH_TIE_BREAK
     if fixed_hands > 0:
         due = due or hands_played >= fixed_hands
-    else:
-        for i in range(totals.shape[0]):
-            due = due or totals[i] >= target
+    elif not due:
+        due = target_reached(totals, target, match_end)
     if due:
+        if match_end == MATCH_END_CALLER and fixed_hands == 0:
+            callers_first(totals, called, contenders, target)
         if match_winner(totals, last, contenders) == 1:
             return MATCH_DECIDED
         status = MATCH_TIE_BREAK
@@ -138,13 +181,15 @@ def finish_hand(s, b, cfg) -> bool:
     totals = np.empty(k, np.int64)
     last = np.empty(k, np.int64)
     contenders = np.empty(k, np.bool_)
+    called = np.empty(k, np.bool_)
     for t in range(k):
         totals[t] = team_sum(s.match_seats[b, MS_TOTAL], t, cfg)
         last[t] = team_sum(s.match_seats[b, MS_LAST], t, cfg)
         contenders[t] = s.match_seats[b, MS_CONTENDER, t] != 0
+        called[t] = team_sum(s.match_seats[b, MS_CALLED], t, cfg) != 0
     status = match_decision(
         totals, last, contenders, s.match_info[b, MI_HANDS], s.match_info[b, MI_STATE],
-        cfg[C_TARGET], cfg[C_HANDS], cfg[C_MAX_HANDS],
+        cfg[C_TARGET], cfg[C_HANDS], cfg[C_MAX_HANDS], called, cfg[C_MATCH_END],
     )
     for p in range(n):
         s.match_seats[b, MS_CONTENDER, p] = contenders[p % k]

@@ -73,4 +73,5 @@ def raw_state(s):
         # episode="match" and partners (R8)
         raw(s.match_seats), raw(s.match_info),
         raw(s.nertz_owner), raw(s.work_owner),  # nertz_builds (R4.8)
+        raw(s.stall_cycle),  # R5
     )  # fmt: skip

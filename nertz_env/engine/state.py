@@ -68,6 +68,9 @@ class State(NamedTuple):
     # nertz_builds (R4.8): the owner seat of each card of the Nertz and work piles (R1)
     nertz_owner: np.ndarray  # int8 [B, P, 52]
     work_owner: np.ndarray  # int8 [B, P, W, 13]
+    # R5: ticks of a whole stock cycle, measured from the table of the last progress (0: the hand's
+    # first tick measures it on the dealt table)
+    stall_cycle: np.ndarray  # int32 [B]
 
 
 def new_state(batch: int, num_players: int, work_piles: int) -> State:
@@ -104,6 +107,7 @@ def new_state(batch: int, num_players: int, work_piles: int) -> State:
         match_info=np.zeros((b, 6), np.int32),
         nertz_owner=np.zeros((b, p, 52), np.int8),
         work_owner=np.zeros((b, p, w, 13), np.int8),
+        stall_cycle=np.zeros(b, np.int32),
     )
 
 

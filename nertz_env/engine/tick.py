@@ -72,20 +72,22 @@ from nertz_env.engine.state import (
 
 @njit(cache=True)
 def stall_limit(s, b, cfg) -> int:
-    """R5: ticks for every player to turn through all of their stock and waste once: the DRAWs
-    of the player with the most, plus the one that turns the waste over, times the ticks between
-    one DRAW and the next: ``move_ticks["draw"]``, rounded up to whole rounds of ``P`` ticks under
-    ``turn_based`` (a player draws only on their turn)."""
+    """R5: ticks for every player to turn through all of their stock and waste once from the table
+    as it stands: a player with ``s`` cards in stock and ``w`` in the waste needs
+    ``ceil(s/d) + 1 + ceil(w/d)`` DRAWs (the flip included); the most of any player, times the
+    ticks between one DRAW and the next: ``move_ticks["draw"]``, rounded up to whole rounds of
+    ``P`` ticks under ``turn_based`` (a player draws only on their turn). ``step`` measures it
+    when progress last happened (``State.stall_cycle``)."""
     if cfg[C_STALL_TICKS] > 0:
         return cfg[C_STALL_TICKS]
     d = cfg[C_DRAW]
     most = 0
     for p in range(cfg[C_PLAYERS]):
-        most = max(most, (s.stock_len[b, p] + s.waste_len[b, p] + d - 1) // d)
+        most = max(most, (s.stock_len[b, p] + d - 1) // d + 1 + (s.waste_len[b, p] + d - 1) // d)
     period = cfg[C_TICKS + DRAW]
     if cfg[C_TURN_BASED] != 0:
         period = (period + cfg[C_PLAYERS] - 1) // cfg[C_PLAYERS] * cfg[C_PLAYERS]
-    return (most + 1) * period
+    return most * period
 
 
 @njit(cache=True, inline="always")
@@ -236,6 +238,8 @@ def step(s, b, actions, cfg, table, speed):
         s.illegal[b, p] = False
     if s.ended[b] != RUNNING:
         return
+    if s.stall_cycle[b] == 0:  # R5: the hand's first tick measures the cycle on the dealt table
+        s.stall_cycle[b] = stall_limit(s, b, cfg)
     n_actions = table.shape[0]
     # One scratch allocation per tick: kind, src, dst, cnt, card, pile, claimants, won/done flags,
     # and for R4.8 who plays from their own Nertz pile and the owner of each moving card.
@@ -286,11 +290,12 @@ def step(s, b, actions, cfg, table, speed):
     elif progress:
         s.since_progress[b] = 0
         s.rotations[b] = 0
+        s.stall_cycle[b] = stall_limit(s, b, cfg)  # R5: the cycle from where everyone stands now
     else:
         s.since_progress[b] += 1
         # R5 stall. With move_ticks it waits for every move in the air that may be progress, so a
         # rotation never strands a card in the air (a DRAW in the air turns the rotated stock).
-        if s.since_progress[b] >= stall_limit(s, b, cfg) and not (timed and _progress_in_air(s, b, table, n_players)):
+        if s.since_progress[b] >= s.stall_cycle[b] and not (timed and _progress_in_air(s, b, table, n_players)):
             if s.rotations[b] >= cfg[C_MAX_ROT]:
                 s.ended[b] = END_STALL
             else:
@@ -298,6 +303,7 @@ def step(s, b, actions, cfg, table, speed):
                     rotate_stock(s.stock[b], s.stock_len[b], s.waste[b], s.waste_len[b], p)
                 s.rotations[b] += 1
                 s.since_progress[b] = 0
+                s.stall_cycle[b] = stall_limit(s, b, cfg)
     if s.ended[b] == RUNNING and s.tick[b] >= cfg[C_MAX_CYCLES]:  # R5: truncation
         s.ended[b] = END_MAX_CYCLES
     if timed and s.ended[b] != RUNNING:
