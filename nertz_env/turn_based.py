@@ -99,6 +99,17 @@ class NertzTurnBasedEnv(AECEnv):
     def state(self) -> np.ndarray:
         return self.parallel.state()
 
+    @property
+    def state_space(self) -> spaces.Box:
+        return self.parallel.state_space
+
+    def outcome(self) -> dict[str, Any] | None:
+        """The ended hand or match by name (``NertzParallelEnv.outcome``)."""
+        return self.parallel.outcome()
+
+    def last_hand(self) -> dict[str, Any] | None:
+        return self.parallel.last_hand()
+
     def snapshot(self) -> dict[str, Any]:
         return self.parallel.snapshot()
 
@@ -123,7 +134,8 @@ class NertzTurnBasedEnv(AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         i = self._seat[self.parallel._check_agent(agent)]
         game = self.parallel.game
-        return {"observation": game.obs[i].copy(), "action_mask": game.masks[i].copy()}
+        dtype = self.parallel.observation_dtype
+        return {"observation": game.obs[i].astype(dtype), "action_mask": game.masks[i].copy()}
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection

@@ -76,10 +76,11 @@ def play(args: argparse.Namespace) -> int:
             obs, _, _, _, infos = env.step(actions)
             if infos["player_0"]["collision"]:
                 print("another player reached that foundation first (R6): your card stays")
-        final = infos["player_0"]["final_scores"]
+        result = env.outcome()
+        final = result["final_scores"]
         totals += np.array([final[a] for a in env.possible_agents])
         hand += 1
-        print(f"\nhand over ({infos['player_0']['end_reason']}): " + ", ".join(f"{a} {s:+d}" for a, s in final.items()))
+        print(f"\nhand over ({result['end_reason']}): " + ", ".join(f"{a} {s:+d}" for a, s in final.items()))
         if not args.match or totals.max() >= args.target_score:
             if args.match:
                 print("match totals: " + ", ".join(f"player_{p} {t}" for p, t in enumerate(totals)))
@@ -100,7 +101,7 @@ def watch(args: argparse.Namespace) -> int:
             time.sleep(args.delay)
     print(
         "final scores: "
-        + ", ".join(f"{n} {s:+d}" for n, s in zip(args.agents, infos["player_0"]["final_scores"].values()))
+        + ", ".join(f"{n} {s:+d}" for n, s in zip(args.agents, env.outcome()["final_scores"].values()))
     )
     from nertz_env.replay import save_replay
 
