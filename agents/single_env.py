@@ -3,6 +3,10 @@
 Registered as ``nertz_env/NertzSingle-v0``::
 
     env = gymnasium.make("nertz_env/NertzSingle-v0", opponents=["greedy", "heuristic", "greedy"])
+    envs = gymnasium.make_vec("nertz_env/NertzSingle-v0", num_envs=64, opponents=["greedy"] * 3)
+
+``make_vec`` builds ``make_vector``'s ``nertz_env.gym_vector.NertzGymVectorEnv``: the learner at
+seat 0 of every game, all games stepped by the compiled engine at once.
 
 The observation is the learner's egocentric int8 vector (R9, the same as ``nertz_v0``'s
 ``"observation"``); ``action_masks()`` returns its legal actions (R4), which is what sb3-contrib's
@@ -22,6 +26,7 @@ from gymnasium import spaces
 
 from nertz_env.config import NertzConfig
 from nertz_env.game import Game
+from nertz_env.gym_vector import NertzGymVectorEnv
 from nertz_env.infos import infos, outcome
 from nertz_env.render import render_rgb, render_text
 
@@ -113,3 +118,31 @@ class NertzSingleAgentEnv(gymnasium.Env):
             events = {"collision": st.collision[0].tolist(), "won_race": st.won_race[0].tolist()}
             return render_rgb(self.game.snapshot(), events)
         return None
+
+
+def make_vector(
+    num_envs: int = 8,
+    opponents: Sequence[Any] = ("greedy", "greedy", "greedy"),
+    seed: int | None = None,
+    **options: Any,
+) -> NertzGymVectorEnv:
+    """``num_envs`` games, the learner at seat 0 of each and ``opponents`` (agent names or specs
+    as ``nertz_env.agents.make_spec`` reads them, or agent objects) at seats 1.. (the vector entry
+    point of ``nertz_env/NertzSingle-v0``). Seats with the same name share one agent, asked once
+    for all its seats. ``options``: ``NertzGymVectorEnv``'s (rule options, ``observation_dtype``...)."""
+    from nertz_env import agents
+
+    players = options.setdefault("num_players", len(opponents) + 1)
+    if len(opponents) != players - 1:
+        raise ValueError(f"{players} players need {players - 1} opponents, got {len(opponents)}")
+    env_only = ("observation_dtype", "num_threads", "illegal_action_penalty")
+    rules = {k: v for k, v in options.items() if k not in env_only}
+    config = NertzConfig.from_kwargs(**rules)
+    by_name: dict[str, Any] = {}
+    seats: dict[int, Any] = {}
+    for k, spec in enumerate(opponents, start=1):
+        if hasattr(spec, "act_batch"):
+            seats[k] = spec
+        else:
+            seats[k] = by_name.setdefault(str(spec), agents.make_spec(str(spec), seed=k, config=config))
+    return NertzGymVectorEnv(num_envs, seats, seed=seed, **options)
