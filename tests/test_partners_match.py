@@ -409,8 +409,10 @@ def test_presets_named_rules():
 
 def test_racing_demon_end_to_end(capsys):
     """Five hands a match (R8, Racing Demon) in the env, the vector env and the harness."""
-    trace, hands, infos, terms, _ = random_match(NertzConfig.from_kwargs(preset="racing_demon", max_cycles=200), 3)
-    assert all(terms.values()) and infos["player_0"]["hands"] == len(hands) >= 5
+    trace, hands, infos, terms, _, result = random_match(
+        NertzConfig.from_kwargs(preset="racing_demon", max_cycles=200), 3
+    )
+    assert all(terms.values()) and result["hands"] == infos["player_0"]["hands_played"] == len(hands) >= 5
     rep = evaluate(["greedy", "heuristic"], hands=2, seed=0, progress=False,
                    config=NertzConfig.from_kwargs(preset="racing_demon", num_players=2))
     assert rep["mode"] == "matches" and rep["match_hands"] == 5

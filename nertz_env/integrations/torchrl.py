@@ -144,7 +144,7 @@ class NertzTorchRLEnv(EnvBase):
         self._ended[:] = False
         v = self.vector
         masks = torch.from_numpy(v.action_masks.view(np.bool_)).clone()
-        obs = torch.from_numpy(v.observations).to(self._dtype)
+        obs = torch.from_numpy(v.observations).to(self._dtype, copy=True)
         out = self._output(obs, masks)
         zeros = torch.zeros((v.num_envs, 1), dtype=torch.bool)
         agent_zeros = torch.zeros((v.num_envs, v.num_players, 1), dtype=torch.bool)
@@ -159,12 +159,12 @@ class NertzTorchRLEnv(EnvBase):
         obs, masks, rewards, terminated, truncated, infos = v.step(actions.detach().cpu().numpy())
         ended = infos["episode"]["done"]
         self._ended[:] = ended
-        obs_t = torch.from_numpy(obs).to(self._dtype)
+        obs_t = torch.from_numpy(obs).to(self._dtype, copy=True)
         mask_t = torch.from_numpy(masks.view(np.bool_)).clone()
         rows = np.flatnonzero(ended)
         if len(rows):  # next shows the ended hand's last observation (the new deal comes at reset)
             index = torch.from_numpy(rows)
-            obs_t[index] = torch.from_numpy(infos["final_observation"][rows]).to(self._dtype)
+            obs_t[index] = torch.from_numpy(infos["final_observation"][rows]).to(self._dtype, copy=True)
             mask_t[index] = self._wait_only
         out = self._output(obs_t, mask_t, ended_rows=rows)
         term = torch.from_numpy(terminated).unsqueeze(-1).clone()
@@ -179,7 +179,7 @@ class NertzTorchRLEnv(EnvBase):
         self.action_spec[GROUP, "action"].update_mask(masks)
         data: dict[str, Any] = {GROUP: TensorDict({"observation": obs, "action_mask": masks}, batch_size=obs.shape[:2])}
         if self.include_state:
-            state = torch.from_numpy(self.vector.states(self._states)).to(self._dtype)
+            state = torch.from_numpy(self.vector.states(self._states)).to(self._dtype, copy=True)
             if ended_rows is not None and len(ended_rows):
                 state[torch.from_numpy(ended_rows)] = 0
             data["state"] = state
