@@ -18,6 +18,22 @@ def legal_taken(masks, actions) -> bool:
     return bool(np.take_along_axis(masks, actions[..., None], axis=-1).all())
 
 
+def test_vector_states_are_the_parallel_env_state():
+    """``NertzVectorEnv.states()`` row 0 is ``nertz_v0``'s ``state()`` of the same hand (the
+    TorchRL env's ``"state"``)."""
+    env = nertz_v0.parallel_env(num_players=3, nertz_builds=True)
+    venv = NertzVectorEnv(2, 3, seed=11, nertz_builds=True)
+    env.reset(seed=11)
+    venv.reset()
+    for t in range(60):
+        assert np.array_equal(venv.states()[0], env.state())
+        actions = sample_legal(venv.action_masks, t)
+        env.step({a: int(actions[0, p]) for p, a in enumerate(env.agents)})
+        venv.step(actions)
+    with pytest.raises(ValueError, match=r"out must be a contiguous int8 array shaped \(2, "):
+        venv.states(np.zeros((2, 3), np.int8))
+
+
 # -- TorchRL ----------------------------------------------------------------------------------
 
 
