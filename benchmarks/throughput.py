@@ -170,6 +170,8 @@ def torchrl_env(native: bool, batch: int, repeats: int, seconds: float) -> dict[
     from nertz_env import nertz_v0
     from nertz_env.vector import sample_legal
 
+    torch.set_num_threads(1)  # one core, like every other row
+
     if native:
         env = NertzTorchRLEnv(batch, num_players=4, seed=0)
         group, per_step, k = "agents", batch * 4, max(1, 8192 // (batch * 4))

@@ -272,3 +272,33 @@ def test_agilerl_ippo_reads_the_mask_from_the_infos():
         assert not any(i["illegal_action"] for i in infos.values())
         if not env.agents:
             obs, infos = env.reset()
+
+
+# -- BenchMARL ---------------------------------------------------------------------------------
+
+
+def test_benchmarl_mappo_trains_on_the_batched_env_with_masks(tmp_path):
+    pytest.importorskip("benchmarl", reason="needs benchmarl (its own venv): pip install 'nertz-env[benchmarl]'")
+    from benchmarl.algorithms import MappoConfig
+    from benchmarl.experiment import Experiment, ExperimentConfig
+    from benchmarl.models.mlp import MlpConfig
+
+    from nertz_env.integrations.benchmarl import nertz_task
+
+    config = ExperimentConfig.get_from_yaml()
+    small = dict(max_n_iters=1, max_n_frames=None, on_policy_collected_frames_per_batch=240,
+                 on_policy_n_envs_per_worker=4, on_policy_minibatch_size=60, on_policy_n_minibatch_iters=1,
+                 evaluation=False, render=False, loggers=[], create_json=False, checkpoint_interval=0,
+                 save_folder=str(tmp_path))  # fmt: skip
+    for key, value in small.items():
+        setattr(config, key, value)
+    model = MlpConfig.get_from_yaml()
+    model.num_cells = [32]
+    experiment = Experiment(task=nertz_task(num_players=2, max_cycles=30), algorithm_config=MappoConfig.get_from_yaml(),
+                            model_config=model, critic_model_config=model, seed=0, config=config)  # fmt: skip
+    experiment.run()
+    assert experiment.n_iters_performed == 1
+    rollout = experiment.env_func().rollout(60, policy=experiment.policy, break_when_any_done=False)
+    agents = rollout["agents"]
+    assert legal_taken(agents["action_mask"].numpy(), agents["action"].numpy())
+    assert rollout["next", "done"].any()
