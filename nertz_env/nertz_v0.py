@@ -110,7 +110,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
-from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
+from pettingzoo.utils.conversions import parallel_to_aec_wrapper
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from nertz_env import infos as _infos
@@ -393,10 +393,7 @@ def env(
     """The AEC form. In simultaneous play agents act one after another and the tick resolves when
     the last has acted; with ``turn_based=True`` it is the true turn-based env
     (``nertz_env.turn_based``): ``agent_selection`` is the player on turn and each step is a tick."""
-    parallel = NertzParallelEnv(
-        num_players, render_mode, strict, illegal_action_penalty, record, config, observation_dtype, info_action_mask,
-        **rules,
-    )  # fmt: skip
-    if parallel.config.turn_based:
-        return OrderEnforcingWrapper(NertzTurnBasedEnv(parallel))
-    return parallel_to_aec(parallel)
+    return OrderEnforcingWrapper(raw_env(
+        num_players=num_players, render_mode=render_mode, strict=strict, illegal_action_penalty=illegal_action_penalty,
+        record=record, config=config, observation_dtype=observation_dtype, info_action_mask=info_action_mask, **rules,
+    ))  # fmt: skip
