@@ -13,9 +13,10 @@ import numpy as np
 from nertz_env.benchmarks.throughput import measure
 
 
-def torchrl_env(native: bool, batch: int, repeats: int, seconds: float) -> dict[str, Any] | str:
+def torchrl_env(native: bool, batch: int, repeats: int, seconds: float, lean: bool = False) -> dict[str, Any] | str:
     """TorchRL's collector loop (``step_and_maybe_reset``) over the native batched env, or over
-    ``PettingZooWrapper(nertz_v0.parallel_env())``, legal actions drawn from the tensordict's masks."""
+    ``PettingZooWrapper(nertz_v0.parallel_env())``, legal actions drawn from the tensordict's masks.
+    ``lean``: the native env with int8 observations and no ``state``."""
     try:
         from torchrl.envs.libs.pettingzoo import PettingZooWrapper
 
@@ -30,7 +31,8 @@ def torchrl_env(native: bool, batch: int, repeats: int, seconds: float) -> dict[
     torch.set_num_threads(1)  # one core, like every other row
 
     if native:
-        env = NertzTorchRLEnv(batch, num_players=4, seed=0)
+        options: dict[str, Any] = {"observation_dtype": "int8", "include_state": False} if lean else {}
+        env = NertzTorchRLEnv(batch, num_players=4, seed=0, **options)
         group, per_step, k = "agents", batch * 4, max(1, 8192 // (batch * 4))
     else:
         with warnings.catch_warnings():  # its PettingZoo version warning

@@ -19,7 +19,7 @@ d. the standard doors to the batched engine, each beside the wrapped parallel en
    installed): TorchRL's ``PettingZooWrapper`` over ``nertz_v0`` against the native
    ``NertzTorchRLEnv`` (both stepped by ``step_and_maybe_reset``, as TorchRL's collectors do, with
    actions from the compiled sampler on the tensordict's masks; float32 observations, ``state``
-   included); Gymnasium's ``SyncVectorEnv`` of
+   included, and once with int8 observations and no ``state``); Gymnasium's ``SyncVectorEnv`` of
    ``NertzSingle-v0`` (three ``random`` opponents) against ``NertzGymVectorEnv`` (self-play, every
    seat a sub-env); every seat's action counts as an agent-step;
 e. peers, when installed (``pip install 'nertz-env[bench]'`` and pygame for PettingZoo's classic
@@ -314,7 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="2 repeats of 0.3 s, batch sizes 64 and 1024, no compile run")
     ap.add_argument("--threads", type=int, default=1, help="also run the vector env with this many threads")
     ap.add_argument("--batch-sizes", type=int, nargs="*", default=None, help=f"default {BATCH_SIZES}")
-    ap.add_argument("--door-batch", type=int, default=256, help="games of the TorchRL and Gymnasium batched envs")
+    ap.add_argument("--door-batch", type=int, default=1024, help="games of the TorchRL and Gymnasium batched envs")
     ap.add_argument(
         "--doors-only", action="store_true", help="only the TorchRL and Gymnasium rows (with the parallel API's)"
     )
@@ -338,6 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     b = args.door_batch
     add("TorchRL PettingZooWrapper(nertz_v0)", "nertz", torchrl_env(False, b, repeats, seconds))
     add(f"NertzTorchRLEnv B={b} (TorchRL EnvBase)", "nertz", torchrl_env(True, b, repeats, seconds))
+    add(f"NertzTorchRLEnv B={b}, int8, no state", "nertz", torchrl_env(True, b, repeats, seconds, lean=True))
     add("Gymnasium SyncVectorEnv(NertzSingle) x8", "nertz", gym_vector_env(False, 8, repeats, seconds))
     add(f"NertzGymVectorEnv B={b} (Gymnasium VectorEnv)", "nertz", gym_vector_env(True, b, repeats, seconds))
     if args.doors_only:  # the batched env itself, for reference
