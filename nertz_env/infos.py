@@ -20,7 +20,9 @@ With ``partners=True`` (R8) also ``team``, ``team_score`` and ``final_team_score
 observation is the next hand's), ``hand_score``, ``hand_end_reason``, ``hand_called`` and
 ``hand_ticks`` (that hand's, 0 otherwise), ``match_winner`` and ``match_rank`` (1 = won; 0 before
 the end), and with partners ``team_total``. The option ``info_action_mask=True`` adds
-``action_mask`` (int8, the observation's mask) for libraries that read the mask from the infos.
+``action_mask`` (int8, the observation's mask) for libraries that read the mask from the infos;
+``info_action_mask="only"`` puts it there alone, as a list of 0/1 (AgileRL 2.58 takes no array
+there: its IPPO tests ``None in masks``), the observation being the bare vector.
 
 Richer results (names instead of codes, dicts over agents) are not in the infos: the env's
 ``outcome()`` returns them once the episode has ended, and ``last_hand()`` the hand of a match
@@ -66,9 +68,11 @@ def info_keys(config: NertzConfig, action_mask: bool = False) -> tuple[str, ...]
     return tuple(keys)
 
 
-def infos(game: Game, agents: list[str], after_step: bool, masks: np.ndarray | None = None) -> dict[str, dict]:
+def infos(
+    game: Game, agents: list[str], after_step: bool, masks: np.ndarray | None = None, mask_list: bool = False
+) -> dict[str, dict]:
     """Every agent's info now; ``after_step`` is False at ``reset`` (no races, no illegal action).
-    ``masks`` (int8 ``[P, N]``) adds ``action_mask`` (copied rows)."""
+    ``masks`` (int8 ``[P, N]``) adds ``action_mask``: copied rows, or lists of 0/1 with ``mask_list``."""
     cfg, st = game.config, game.state
     ended = game.ended
     reason = int(st.ended[0]) if ended else 0
@@ -92,7 +96,7 @@ def infos(game: Game, agents: list[str], after_step: bool, masks: np.ndarray | N
         if game.is_match:
             _match_info(game, p, after_step, info)
         if masks is not None:
-            info["action_mask"] = masks[p].copy()
+            info["action_mask"] = masks[p].tolist() if mask_list else masks[p].copy()
         out[agent] = info
     return out
 

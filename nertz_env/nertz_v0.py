@@ -87,7 +87,8 @@ ended episode by name, `env.unwrapped.last_hand()` a match's last hand.
 `"rgb_array"`), `record` (keep a `Recording` of each hand in `env.unwrapped.recording`, for
 `nertz_env.replay.save_replay`), `strict` (raise on an illegal action instead of playing WAIT),
 `illegal_action_penalty`, `observation_dtype` (`"int8"`, or `"float32"` for the observation and
-`state()`), `info_action_mask` (also put each agent's mask in `infos[agent]["action_mask"]`).
+`state()`), `info_action_mask` (True: also put each agent's mask in `infos[agent]["action_mask"]`;
+`"only"`: there only, as a list of 0/1, the observation being the bare vector, as AgileRL wants).
 
 ## Version History
 * v0: first release.
@@ -148,7 +149,7 @@ class NertzParallelEnv(ParallelEnv):
         record: bool = False,
         config: NertzConfig | None = None,
         observation_dtype: ObservationDtype = "int8",
-        info_action_mask: bool = False,
+        info_action_mask: bool | Literal["only"] = False,
         **rules: Unpack[RuleOptions],
     ):
         if config is None:
@@ -159,14 +160,14 @@ class NertzParallelEnv(ParallelEnv):
             raise ValueError(f"invalid render_mode={render_mode!r}: accepted None, 'ansi', 'human' or 'rgb_array'")
         if not isinstance(illegal_action_penalty, (int, float)) or not np.isfinite(illegal_action_penalty):
             raise ValueError(f"invalid illegal_action_penalty={illegal_action_penalty!r}: accepted a finite number")
-        if not isinstance(info_action_mask, (bool, np.bool_)):
-            raise ValueError(f"invalid info_action_mask={info_action_mask!r}: accepted True or False")
+        if info_action_mask not in (True, False, "only"):
+            raise ValueError(f"invalid info_action_mask={info_action_mask!r}: accepted False, True or 'only'")
         self.config = config
         self.render_mode = render_mode
         self.strict = bool(strict)
         self.illegal_action_penalty = float(illegal_action_penalty)
         self.observation_dtype = _observation_dtype(observation_dtype)
-        self.info_action_mask = bool(info_action_mask)
+        self.info_action_mask = info_action_mask if info_action_mask == "only" else bool(info_action_mask)
         self.game = Game(config)
         self.record = bool(record)
         self.recording: Recording | None = None
@@ -176,15 +177,10 @@ class NertzParallelEnv(ParallelEnv):
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
         n = len(self.game.catalogue)
         lay, dt = self.observation_layout, self.observation_dtype
-        self.observation_spaces = {
-            a: spaces.Dict(
-                {
-                    "observation": spaces.Box(0, lay.high.astype(dt), (lay.size,), dt),
-                    "action_mask": spaces.Box(0, 1, (n,), np.int8),
-                }
-            )
-            for a in self.possible_agents
-        }
+        box = spaces.Box(0, lay.high.astype(dt), (lay.size,), dt)
+        space = spaces.Dict({"observation": box, "action_mask": spaces.Box(0, 1, (n,), np.int8)})
+        space = box if self.info_action_mask == "only" else space
+        self.observation_spaces = dict.fromkeys(self.possible_agents, space)
         self.action_spaces = {a: spaces.Discrete(n) for a in self.possible_agents}
         self.state_space = spaces.Box(0, lay.state_high.astype(dt), (lay.state_size,), dt)
         self._actions = np.zeros(config.num_players, np.int64)
@@ -272,7 +268,7 @@ class NertzParallelEnv(ParallelEnv):
     def _infos(self, after_step: bool) -> dict[str, dict[str, Any]]:
         """Every agent's info: the same numeric keys at reset and every step (``nertz_env.infos``)."""
         masks = self.game.masks if self.info_action_mask else None
-        return _infos.infos(self.game, self.agents, after_step, masks)
+        return _infos.infos(self.game, self.agents, after_step, masks, self.info_action_mask == "only")
 
     def outcome(self) -> dict[str, Any] | None:
         """The ended episode by name (``end_reason``, ``final_scores``, ``callers``, and the R8
@@ -283,8 +279,10 @@ class NertzParallelEnv(ParallelEnv):
         """In a match (R8), the hand that ended last by name (``nertz_env.infos.last_hand``)."""
         return _infos.last_hand(self.game, self.possible_agents)
 
-    def _observations(self) -> dict[str, dict[str, np.ndarray]]:
+    def _observations(self) -> dict[str, Any]:
         obs, masks = self.game.obs.astype(self.observation_dtype), self.game.masks.copy()
+        if self.info_action_mask == "only":
+            return {a: obs[i] for i, a in enumerate(self.agents)}
         return {a: {"observation": obs[i], "action_mask": masks[i]} for i, a in enumerate(self.agents)}
 
     # -- inspection ---------------------------------------------------------------------------
@@ -345,7 +343,7 @@ def parallel_env(
     record: bool = False,
     config: NertzConfig | None = None,
     observation_dtype: ObservationDtype = "int8",
-    info_action_mask: bool = False,
+    info_action_mask: bool | Literal["only"] = False,
     **rules: Unpack[RuleOptions],
 ) -> NertzParallelEnv:
     """The parallel form (native): every player acts in every tick (R3). Options: see the module
@@ -365,7 +363,7 @@ def raw_env(
     record: bool = False,
     config: NertzConfig | None = None,
     observation_dtype: ObservationDtype = "int8",
-    info_action_mask: bool = False,
+    info_action_mask: bool | Literal["only"] = False,
     **rules: Unpack[RuleOptions],
 ):
     """The AEC form without the order-enforcing wrapper (turn-based with ``turn_based=True``)."""
@@ -387,7 +385,7 @@ def env(
     record: bool = False,
     config: NertzConfig | None = None,
     observation_dtype: ObservationDtype = "int8",
-    info_action_mask: bool = False,
+    info_action_mask: bool | Literal["only"] = False,
     **rules: Unpack[RuleOptions],
 ):
     """The AEC form. In simultaneous play agents act one after another and the tick resolves when

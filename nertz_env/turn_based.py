@@ -131,11 +131,13 @@ class NertzTurnBasedEnv(AECEnv):
         self._skip_agent_selection = None
         self.agent_selection = self.possible_agents[self.parallel.game.turn]
 
-    def observe(self, agent: str) -> dict[str, np.ndarray]:
+    def observe(self, agent: str) -> dict[str, np.ndarray] | np.ndarray:
         i = self._seat[self.parallel._check_agent(agent)]
         game = self.parallel.game
-        dtype = self.parallel.observation_dtype
-        return {"observation": game.obs[i].astype(dtype), "action_mask": game.masks[i].copy()}
+        obs = game.obs[i].astype(self.parallel.observation_dtype)
+        if self.parallel.info_action_mask == "only":
+            return obs
+        return {"observation": obs, "action_mask": game.masks[i].copy()}
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection

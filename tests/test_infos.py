@@ -102,8 +102,24 @@ def test_info_action_mask_is_the_observation_mask():
             assert np.array_equal(info[a]["action_mask"], obs[a]["action_mask"])
             assert info[a]["action_mask"] is not obs[a]["action_mask"]
         obs, _, _, _, info = env.step({a: 1 if obs[a]["action_mask"][1] else 0 for a in env.agents})
-    with pytest.raises(ValueError, match="info_action_mask"):
+    with pytest.raises(ValueError, match="invalid info_action_mask='yes': accepted False, True or 'only'"):
         nertz_v0.parallel_env(info_action_mask="yes")
+
+
+@pytest.mark.parametrize("turn_based", [False, True])
+def test_info_action_mask_only_leaves_the_bare_observation(turn_based):
+    env = nertz_v0.parallel_env(num_players=2, info_action_mask="only", turn_based=turn_based)
+    full = nertz_v0.parallel_env(num_players=2, turn_based=turn_based)
+    obs, info = env.reset(seed=3)
+    ref, _ = full.reset(seed=3)
+    for a in env.agents:
+        assert env.observation_space(a).contains(obs[a]) and isinstance(env.observation_space(a), gymnasium.spaces.Box)
+        assert np.array_equal(obs[a], ref[a]["observation"])
+        assert info[a]["action_mask"] == ref[a]["action_mask"].tolist()
+        assert all(type(x) is int for x in info[a]["action_mask"])
+    aec = nertz_v0.env(num_players=2, info_action_mask="only", turn_based=turn_based)
+    aec.reset(seed=3)
+    assert np.array_equal(aec.observe("player_1"), ref["player_1"]["observation"])
 
 
 @pytest.mark.parametrize("dtype", ["float32", np.float32])

@@ -251,27 +251,26 @@ def test_gym_vector_self_play_exposes_every_seat_and_matches_the_vector_env():
 
 
 def test_agilerl_ippo_reads_the_mask_from_the_infos():
+    """AgileRL wants the mask in the infos and not in the observation: ``info_action_mask="only"``."""
     pytest.importorskip("agilerl", reason="needs agilerl (its own venv): pip install 'nertz-env[agilerl]'")
     from agilerl.algorithms import IPPO
 
-    env = nertz_v0.parallel_env(num_players=2, max_cycles=30, info_action_mask=True, observation_dtype="float32")
-    agent_ids = env.possible_agents
-    ippo = IPPO(
-        observation_spaces=[env.observation_space(a)["observation"] for a in agent_ids],
-        action_spaces=[env.action_space(a) for a in agent_ids],
-        agent_ids=agent_ids,
-        net_config={"encoder_config": {"hidden_size": [32]}},
-    )
+    env = nertz_v0.parallel_env(num_players=2, max_cycles=30, info_action_mask="only", observation_dtype="float32")
+    ids = env.possible_agents
+    ippo = IPPO(observation_spaces=[env.observation_space(a) for a in ids],
+                action_spaces=[env.action_space(a) for a in ids], agent_ids=ids)  # fmt: skip
     obs, infos = env.reset(seed=0)
-    for _ in range(40):
-        flat = {a: o["observation"][None] for a, o in obs.items()}
-        action, *_ = ippo.get_action(obs=flat, infos=infos)
+    ends = 0
+    for _ in range(70):
+        action, *_ = ippo.get_action(obs=obs, infos=infos)
         actions = {a: int(np.asarray(action[a]).reshape(-1)[0]) for a in env.agents}
         assert all(infos[a]["action_mask"][actions[a]] for a in env.agents)
         obs, _, _, _, infos = env.step(actions)
         assert not any(i["illegal_action"] for i in infos.values())
         if not env.agents:
+            ends += 1
             obs, infos = env.reset()
+    assert ends >= 2
 
 
 # -- BenchMARL ---------------------------------------------------------------------------------
