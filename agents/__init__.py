@@ -1,11 +1,5 @@
 """Players for Nertz: scripted baselines now, trained policies later, all behind one protocol.
 
->>> import agents
->>> from nertz_env import NertzConfig
->>> greedy = agents.make("greedy", config=NertzConfig(num_players=2))
->>> sorted(agents.names())[:3]
-['greedy', 'heuristic', 'passive']
-
 | name        | plays                                                                      |
 | ----------- | -------------------------------------------------------------------------- |
 | `random`    | uniform over the legal actions (seeded)                                    |
@@ -20,6 +14,12 @@ only among the actions the engine's mask marks legal (see ``agents.base.Agent``)
 A name may carry options, ``"heuristic:call=now,depth=1"``; ``make_spec`` reads that form, which
 is what the evaluation CLI accepts. New players join with ``register(name, factory)``, where
 ``factory(config=..., seed=..., **options)`` returns an ``Agent``.
+
+Examples:
+    >>> from nertz_env import NertzConfig, agents
+    >>> greedy = agents.make("greedy", config=NertzConfig(num_players=2))
+    >>> sorted(agents.names())[:3]
+    ['greedy', 'heuristic', 'passive']
 """
 
 from __future__ import annotations

@@ -4,12 +4,15 @@ to call, and what the stock will show in the coming passes."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from numba import njit
 
 from nertz_env.agents._kernels import NO_NERTZ, NO_NERTZ_LEN, read_top, read_work
 from nertz_env.agents.base import O_CALLED, O_FOUNDATION, O_NERTZ_COUNT, O_NERTZ_TOP, O_WASTE_TOP, O_WORK0
 from nertz_env.config import C_BONUS, C_PENALTY
-from nertz_env.engine.core import legal_row, rank, red
+from nertz_env.engine import builds_on, fits_foundation, legal_row, r7_score, stamp_compiled
+from nertz_env.engine.constants import T_COUNT, T_DEST, T_KIND, T_SOURCE
 
 CALL_NOW, CALL_SAFE, CALL_AHEAD = 0, 1, 2
 
@@ -34,10 +37,7 @@ def race_cards(o, off, n_players, block, n_work, opp_work, opp_len, contested):
 @njit(cache=True, inline="always")
 def useful(c, nertz_top, tops) -> bool:
     """A card worth turning up: it goes to a foundation now, or the Nertz top builds on it."""
-    r = rank(c)
-    if r == 1 or tops[c // 13, r - 1] > 0:
-        return True
-    return nertz_top >= 0 and rank(nertz_top) == r - 1 and red(nertz_top) != red(c)
+    return fits_foundation(c, tops) or (nertz_top >= 0 and builds_on(nertz_top, c))
 
 
 @njit(cache=True)
@@ -70,7 +70,7 @@ def opponent_view(obs, base, off, n_work, work, work_len, tops, cfg, table, rows
         found += obs[base + off[O_FOUNDATION] + c]
     n_left = obs[base + off[O_NERTZ_COUNT]]
     called = obs[base + off[O_CALLED]]
-    score = found - penalty * n_left + (bonus if called else 0)
+    score = r7_score(found, n_left, called != 0, penalty, bonus)
     read_work(obs, base + off[O_WORK0], n_work, work, work_len)
     nertz_top = read_top(obs, base + off[O_NERTZ_TOP])
     waste_top = read_top(obs, base + off[O_WASTE_TOP])
@@ -83,8 +83,8 @@ def opponent_view(obs, base, off, n_work, work, work_len, tops, cfg, table, rows
     gain = 0
     for i in range(rows_eval.shape[0]):
         a = rows_eval[i]
-        if legal_row(table[a, 0], table[a, 1], table[a, 2], table[a, 3], nertz_top, waste_top, work, work_len,
-                     tops, True, any_empty, cfg, 0, 0, NO_NERTZ, NO_NERTZ_LEN):
+        if legal_row(table[a, T_KIND], table[a, T_SOURCE], table[a, T_DEST], table[a, T_COUNT], nertz_top, waste_top,
+                     work, work_len, tops, True, any_empty, cfg, 0, 0, NO_NERTZ, NO_NERTZ_LEN):
             gain = max(gain, penalty + 1 if i == 0 else penalty if i <= n_nertz else 1)
     return score, gain
 
@@ -108,3 +108,7 @@ def should_call(o, off, n_players, block, n_work, opp_work, opp_len, tops, cfg, 
         ahead = ahead and lead > 0
         safe = safe and lead > gain + cfg[C_PENALTY] + 1 + cfg[C_BONUS]
     return ahead and (mode == CALL_AHEAD or not safe)
+
+
+# An edit to the engine or to any agents module recompiles these kernels (they inline both).
+stamp_compiled(globals(), Path(__file__).resolve().parent)

@@ -8,6 +8,8 @@ and writes one action per row. A kernel only ranks the rows its mask marks legal
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 from numba import njit
 
@@ -22,6 +24,8 @@ from nertz_env.agents.base import (
     O_WORK0,
     O_WORK_PILES,
 )
+from nertz_env.engine import stamp_compiled
+from nertz_env.engine.constants import T_COUNT, T_DEST, T_KIND, T_SOURCE
 
 # Every player's Nertz pile as empty (up to 8 players): what a look-ahead inside the viewer's own
 # layout hands the engine's ``legal_row`` for the targets of R4.8, so it never finds a build there.
@@ -116,16 +120,23 @@ def choose_uniform(masks, u, out):
 # Fixed priorities: the legal action of highest priority, the first in the catalogue on a tie.
 
 
+# The priorities, highest first: the fixed players pick the legal move of highest priority.
+CALL_NOW = 100
+NERTZ_TO_FOUNDATION, NERTZ_ONTO_WORK, NERTZ_INTO_SPACE = 90, 80, 75
+OTHER_TO_FOUNDATION, WASTE_ONTO_NERTZ, WASTE_ONTO_WORK, WHOLE_PILE_ONTO_PILE = 60, 50, 40, 30
+TURN_STOCK, STAND_STILL, NEVER = 10, 0, -1
+
+
 @njit(cache=True, inline="always")
 def passive_priority(kind, src) -> int:
     """Foundations only (the Nertz top first), otherwise turn the stock; call when it can."""
     if kind == CALL:
-        return 100
+        return CALL_NOW
     if kind == TO_FOUNDATION:
-        return 60 if src == NERTZ else 50
+        return NERTZ_TO_FOUNDATION if src == NERTZ else OTHER_TO_FOUNDATION
     if kind == DRAW:
-        return 10
-    return 0 if kind == WAIT else -1
+        return TURN_STOCK
+    return STAND_STILL if kind == WAIT else NEVER
 
 
 @njit(cache=True, inline="always")
@@ -135,25 +146,25 @@ def greedy_priority(kind, src, dst, n, work_len) -> int:
     onto another to open a space; draw when nothing else helps. With R4.8: a waste card onto an
     opponent's Nertz top, before a waste card onto a work pile."""
     if kind == CALL:
-        return 100
+        return CALL_NOW
     if src == NERTZ:
         if kind == TO_FOUNDATION:
-            return 90
+            return NERTZ_TO_FOUNDATION
         if kind == UNDER or (kind == TO_WORK and work_len[dst] > 0):
-            return 80
+            return NERTZ_ONTO_WORK
         if kind == TO_WORK:
-            return 75
+            return NERTZ_INTO_SPACE
     if kind == TO_FOUNDATION:
-        return 60
+        return OTHER_TO_FOUNDATION
     if kind == TO_NERTZ:  # R4.8: a waste card on an opponent's Nertz pile costs them a penalty (R7)
-        return 50 if src == WASTE else -1  # only from the waste: no card can go back, so no loops
+        return WASTE_ONTO_NERTZ if src == WASTE else NEVER  # only from the waste: no card can go back, so no loops
     if src == WASTE and (kind == UNDER or (kind == TO_WORK and work_len[dst] > 0)):
-        return 40
+        return WASTE_ONTO_WORK
     if kind == TO_WORK and src >= WORK_SOURCE and n == work_len[src - WORK_SOURCE] and work_len[dst] > 0:
-        return 30  # only whole piles onto non-empty ones: the number of piles falls, so no loops
+        return WHOLE_PILE_ONTO_PILE  # only whole piles onto non-empty ones: the number of piles falls, so no loops
     if kind == DRAW:
-        return 10
-    return 0 if kind == WAIT else -1
+        return TURN_STOCK
+    return STAND_STILL if kind == WAIT else NEVER
 
 
 @njit(cache=True)
@@ -169,12 +180,16 @@ def choose_fixed(obs, masks, table, off, greedy, out):
             if masks[i, a] == 0:
                 continue
             if greedy:
-                p = greedy_priority(table[a, 0], table[a, 1], table[a, 2], table[a, 3], work_len) * 64
-                if table[a, 0] == TO_NERTZ:  # R4.8: onto the opponent nearest to calling (fewest Nertz cards)
-                    p += 52 - obs[i, table[a, 2] * off[O_BLOCK] + off[O_NERTZ_COUNT]]
+                kind, src, dst, n = table[a, T_KIND], table[a, T_SOURCE], table[a, T_DEST], table[a, T_COUNT]
+                p = greedy_priority(kind, src, dst, n, work_len) * 64
+                if table[a, T_KIND] == TO_NERTZ:  # R4.8: onto the opponent nearest to calling (fewest Nertz cards)
+                    p += 52 - obs[i, table[a, T_DEST] * off[O_BLOCK] + off[O_NERTZ_COUNT]]
             else:
-                p = passive_priority(table[a, 0], table[a, 1])
+                p = passive_priority(table[a, T_KIND], table[a, T_SOURCE])
             if p > best_p:
                 best, best_p = a, p
         out[i] = best
 
+
+# An edit to the engine or to any agents module recompiles these kernels (they inline both).
+stamp_compiled(globals(), Path(__file__).resolve().parent)

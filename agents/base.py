@@ -21,15 +21,13 @@ from nertz_env.actions import ActionCatalogue
 from nertz_env.config import NertzConfig
 from nertz_env.layout import ObservationLayout
 
-# Positions in the offsets vector the compiled kernels read (``observation_offsets``). Numba bakes
-# these constants into the cached kernels of the other files: after changing them, delete the
-# ``*.nbi``/``*.nbc`` caches of ``agents/`` (a cache is invalidated only by its own file).
+# Positions in the offsets vector the compiled kernels read (``observation_offsets``; numba bakes
+# them into the kernels, whose caches an edit here invalidates: ``engine.stamp_compiled``).
 (
     O_NERTZ_TOP, O_WORK0, O_WASTE_TOP, O_FOUNDATION, O_NERTZ_COUNT, O_STOCK_COUNT, O_WASTE_COUNT, O_CALLED,
     O_WASTE_ORDER, O_STOCK_ORDER, O_STOCK_KNOWN, O_FOUNDATION_TOPS, O_SINCE_PROGRESS, O_BLOCK, O_PLAYERS,
     O_WORK_PILES,
 ) = range(16)
-O_SIZE = 16
 
 
 def observation_offsets(config: NertzConfig) -> np.ndarray:

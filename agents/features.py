@@ -20,6 +20,8 @@ The pairs come in row-major order (``np.nonzero(masks)``), so ``rows`` is sorted
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 from numba import njit
 
@@ -43,7 +45,8 @@ from nertz_env.agents.base import (
     observation_offsets,
 )
 from nertz_env.config import C_BONUS, C_PENALTY, NertzConfig
-from nertz_env.engine.core import builds_on, rank
+from nertz_env.engine import builds_on, fits_foundation, lay_on_foundation_tops, r7_score, rank, stamp_compiled
+from nertz_env.engine.constants import T_COUNT, T_DEST, T_KIND, T_SOURCE
 
 # Columns of the feature vector.
 # fmt: off
@@ -66,10 +69,69 @@ LOOKAHEAD_COLUMNS = (F_LOOKAHEAD, F_LOOKAHEAD_GAP, F_SHOULD_CALL)
 
 
 @njit(cache=True, inline="always")
-def _to_foundation(card, tops) -> bool:
-    """R4.2: an ace starts a pile, any other card needs a pile of its suit one lower."""
+def _lead(o, off, n_players, block, cfg) -> float:
+    """The viewer's R7 score as the table shows it, minus the best opponent's."""
+    best_opp, mine = -1e9, 0.0
+    for q in range(n_players):
+        base = q * block
+        found = 0
+        for c in range(52):
+            found += o[base + off[O_FOUNDATION] + c]
+        s = r7_score(found, o[base + off[O_NERTZ_COUNT]], o[base + off[O_CALLED]] != 0, cfg[C_PENALTY], cfg[C_BONUS])
+        if q == 0:
+            mine = s
+        elif s > best_opp:
+            best_opp = s
+    return mine - best_opp
+
+
+@njit(cache=True, inline="always")
+def _card_features(f, kind, src, dst, n, nertz_top, n_left, waste, waste_len, work, work_len, tops, after, contested):
+    """The features of a move's card, of what its source shows afterwards and of the table after
+    it (``after``: the foundation tops once a foundation move has landed, by the engine's R4.2)."""
+    exposed = -1
+    if src == NERTZ:
+        card = nertz_top
+        f[F_FROM_NERTZ] = 1.0
+        f[F_REVEALS_NERTZ] = 1.0 if n_left > 1 else 0.0
+        f[F_LAST_NERTZ] = 1.0 if n_left == 1 else 0.0
+    elif src == WASTE:
+        card = waste[waste_len - 1]
+        f[F_FROM_WASTE] = 1.0
+        exposed = waste[waste_len - 2] if waste_len > 1 else -1
+    else:
+        i = src - WORK_SOURCE
+        card = work[i, work_len[i] - n]
+        f[F_FROM_WORK] = 1.0
+        f[F_EMPTIES_SOURCE] = 1.0 if n == work_len[i] else 0.0
+        exposed = work[i, work_len[i] - n - 1] if work_len[i] > n else -1
     r = rank(card)
-    return r == 1 or tops[card // 13, r - 1] > 0
+    f[F_RANK] = r / 13.0
+    f[F_ACE] = 1.0 if r == 1 else 0.0
+    f[F_TWO] = 1.0 if r == 2 else 0.0
+    f[F_KING] = 1.0 if r == 13 else 0.0
+    f[F_BLOCK] = n / 13.0
+    f[F_FOUNDATION_READY] = 1.0 if fits_foundation(card, tops) else 0.0
+    after[:, :] = tops
+    if kind == TO_FOUNDATION:
+        if r > 1:
+            f[F_RACE] = min(contested[card], 3) / 3.0
+        lay_on_foundation_tops(after, card)
+    else:
+        f[F_DST_HEIGHT] = work_len[dst] / 13.0
+        f[F_INTO_SPACE] = 1.0 if kind == TO_WORK and work_len[dst] == 0 else 0.0
+    if exposed >= 0:
+        f[F_EXPOSES] = 1.0
+        f[F_EXPOSED_TO_FOUNDATION] = 1.0 if fits_foundation(exposed, after) else 0.0
+        if src >= WORK_SOURCE and nertz_top >= 0 and builds_on(nertz_top, exposed):
+            f[F_NERTZ_ONTO_EXPOSED] = 1.0
+        for j in range(work_len.shape[0]):
+            if j != src - WORK_SOURCE and work_len[j] > 0 and builds_on(exposed, work[j, work_len[j] - 1]):
+                f[F_EXPOSED_TO_WORK] = 1.0
+    if src != NERTZ and nertz_top >= 0:
+        if kind == TO_WORK and src == WASTE and builds_on(nertz_top, card):
+            f[F_NERTZ_FOLLOWS] = 1.0  # the moved card becomes a top the Nertz card fits on
+        f[F_NERTZ_TO_FOUNDATION_AFTER] = 1.0 if fits_foundation(nertz_top, after) else 0.0
 
 
 @njit(cache=True)
@@ -82,7 +144,6 @@ def fill_features(
     ``agents._search.pick_moves``)."""
     n_rows, n_actions = masks.shape
     n_work, n_players, block = off[O_WORK_PILES], off[O_PLAYERS], off[O_BLOCK]
-    penalty, bonus = cfg[C_PENALTY], cfg[C_BONUS]
     values = np.empty((n_rows, n_actions), np.float64)
     call = np.zeros(n_rows, np.bool_)
     if lookahead:
@@ -91,6 +152,7 @@ def fill_features(
     work = np.zeros((n_work, 13), np.int64)
     work_len = np.zeros(n_work, np.int64)
     tops = np.zeros((4, 14), np.int64)
+    after = np.zeros((4, 14), np.int64)
     waste = np.zeros(52, np.int64)
     opp_work = np.zeros((n_work, 13), np.int64)
     opp_len = np.zeros(n_work, np.int64)
@@ -100,26 +162,14 @@ def fill_features(
         o = obs[row]
         nertz_top = read_top(o, off[O_NERTZ_TOP])
         n_left = o[off[O_NERTZ_COUNT]]
-        wsl = read_waste(o, off, waste)
+        waste_len = read_waste(o, off, waste)
         read_work(o, off[O_WORK0], n_work, work, work_len)
         read_tops(o, off[O_FOUNDATION_TOPS], tops)
         race_cards(o, off, n_players, block, n_work, opp_work, opp_len, contested)
         spaces = 0
         for j in range(n_work):
             spaces += work_len[j] == 0
-        # R7 scores as the table shows them: the lead over the best opponent.
-        best_opp = -1e9
-        mine = 0.0
-        for q in range(n_players):
-            base = q * block
-            found = 0
-            for c in range(52):
-                found += o[base + off[O_FOUNDATION] + c]
-            s = found - penalty * o[base + off[O_NERTZ_COUNT]] + (bonus if o[base + off[O_CALLED]] else 0)
-            if q == 0:
-                mine = s
-            elif s > best_opp:
-                best_opp = s
+        lead = _lead(o, off, n_players, block, cfg)
         vmax = -np.inf
         for a in range(n_actions):
             if lookahead and masks[row, a] != 0 and values[row, a] > vmax:
@@ -131,10 +181,10 @@ def fill_features(
             f = feats[k]
             f[:] = 0.0
             k += 1
-            kind, src, dst, n = table[a, 0], table[a, 1], table[a, 2], table[a, 3]
+            kind, src, dst, n = table[a, T_KIND], table[a, T_SOURCE], table[a, T_DEST], table[a, T_COUNT]
             f[F_WAIT + kind] = 1.0
             f[F_NERTZ_LEFT] = n_left / 13.0
-            f[F_LEAD] = max(-3.0, min(3.0, (mine - best_opp) / 10.0))
+            f[F_LEAD] = max(-3.0, min(3.0, lead / 10.0))
             f[F_SPACES] = spaces / n_work
             f[F_SINCE_PROGRESS] = min(o[off[O_SINCE_PROGRESS]], 60) / 60.0
             f[F_STOCK_LEFT] = o[off[O_STOCK_COUNT]] / 52.0
@@ -148,53 +198,10 @@ def fill_features(
                     f[F_LOOKAHEAD_GAP] = -2.0
                 if kind == CALL:
                     f[F_SHOULD_CALL] = 1.0 if call[row] else 0.0
-            if kind in (WAIT, DRAW, CALL):
-                continue
-            # The card that moves, and what the source shows afterwards.
-            exposed = -1
-            if src == NERTZ:
-                card = nertz_top
-                f[F_FROM_NERTZ] = 1.0
-                f[F_REVEALS_NERTZ] = 1.0 if n_left > 1 else 0.0
-                f[F_LAST_NERTZ] = 1.0 if n_left == 1 else 0.0
-            elif src == WASTE:
-                card = waste[wsl - 1]
-                f[F_FROM_WASTE] = 1.0
-                exposed = waste[wsl - 2] if wsl > 1 else -1
-            else:
-                i = src - WORK_SOURCE
-                card = work[i, work_len[i] - n]
-                f[F_FROM_WORK] = 1.0
-                f[F_EMPTIES_SOURCE] = 1.0 if n == work_len[i] else 0.0
-                exposed = work[i, work_len[i] - n - 1] if work_len[i] > n else -1
-            r = rank(card)
-            f[F_RANK] = r / 13.0
-            f[F_ACE] = 1.0 if r == 1 else 0.0
-            f[F_TWO] = 1.0 if r == 2 else 0.0
-            f[F_KING] = 1.0 if r == 13 else 0.0
-            f[F_BLOCK] = n / 13.0
-            f[F_FOUNDATION_READY] = 1.0 if _to_foundation(card, tops) else 0.0
-            if kind == TO_FOUNDATION:
-                if r > 1:
-                    f[F_RACE] = min(contested[card], 3) / 3.0
-                tops[card // 13, r] += 1  # the table after the move, for what comes next
-            else:
-                f[F_DST_HEIGHT] = work_len[dst] / 13.0
-                f[F_INTO_SPACE] = 1.0 if kind == TO_WORK and work_len[dst] == 0 else 0.0
-            if exposed >= 0:
-                f[F_EXPOSES] = 1.0
-                f[F_EXPOSED_TO_FOUNDATION] = 1.0 if _to_foundation(exposed, tops) else 0.0
-                if src >= WORK_SOURCE and nertz_top >= 0 and builds_on(nertz_top, exposed):
-                    f[F_NERTZ_ONTO_EXPOSED] = 1.0
-                for j in range(n_work):
-                    if j != src - WORK_SOURCE and work_len[j] > 0 and builds_on(exposed, work[j, work_len[j] - 1]):
-                        f[F_EXPOSED_TO_WORK] = 1.0
-            if src != NERTZ and nertz_top >= 0:
-                if kind == TO_WORK and src == WASTE and builds_on(nertz_top, card):
-                    f[F_NERTZ_FOLLOWS] = 1.0  # the moved card becomes a top the Nertz card fits on
-                f[F_NERTZ_TO_FOUNDATION_AFTER] = 1.0 if _to_foundation(nertz_top, tops) else 0.0
-            if kind == TO_FOUNDATION:
-                tops[card // 13, r] -= 1
+            if kind not in (WAIT, DRAW, CALL):
+                _card_features(
+                    f, kind, src, dst, n, nertz_top, n_left, waste, waste_len, work, work_len, tops, after, contested
+                )
     return k
 
 
@@ -255,3 +262,7 @@ class ActionFeatures:
             and agent.config == self.config
             and np.array_equal(agent.params, self.params)
         )
+
+
+# An edit to the engine or to any agents module recompiles these kernels (they inline both).
+stamp_compiled(globals(), Path(__file__).resolve().parent)

@@ -52,7 +52,7 @@ class NertzSingleAgentEnv(gymnasium.Env):
             raise ValueError(f"invalid seat={seat!r}: accepted 'random' or 0..{self.config.num_players - 1}")
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(f"invalid render_mode={render_mode!r}: accepted None, 'ansi' or 'rgb_array'")
-        self.game = Game(self.config)
+        self.game = Game(self.config, illegal_action_penalty=illegal_action_penalty)
         self.opponents = [self._agent(o, k) for k, o in enumerate(opponents)]
         self.seat_option = seat
         self.seat = 0
@@ -94,8 +94,7 @@ class NertzSingleAgentEnv(gymnasium.Env):
             self._actions[s] = agent.act_batch(g.obs[s : s + 1], g.masks[s : s + 1])[0]
         self._actions[self.seat] = a
         g.step(self._actions)
-        illegal = bool(g.state.illegal[0, self.seat])
-        reward = float(g.rewards[self.seat]) - (self.illegal_action_penalty if illegal else 0.0)
+        reward = float(g.rewards[self.seat])  # the penalty of an illegal action included
         return g.obs[self.seat].copy(), reward, g.terminated, g.truncated, self._info(after_step=True)
 
     def _info(self, after_step: bool) -> dict[str, Any]:

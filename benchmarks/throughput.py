@@ -123,9 +123,9 @@ def nertz_vector(batch: int, repeats: int, seconds: float, threads: int = 1) -> 
 
 
 def nertz_engine(batch: int, repeats: int, ticks: int) -> dict[str, Any]:
-    """Replays recorded random legal actions through ``tick.step`` (and redeals) alone."""
+    """Replays recorded random legal actions through the rules alone (``engine.step_rules_batch``:
+    ``tick.step`` and the redeal of ended hands)."""
     from nertz_env import engine
-    from nertz_env.engine import batch as kernels
     from nertz_env.vector import NertzVectorEnv
 
     env = NertzVectorEnv(batch, seed=0)
@@ -135,14 +135,13 @@ def nertz_engine(batch: int, repeats: int, ticks: int) -> dict[str, Any]:
     for t in range(ticks):
         record[t] = env.sample_actions()
         env.step(record[t])
-    args = (env.config.packed, env.catalogue.table, env.config.speed_weights)
-    ended = np.zeros(batch, np.int64)
+    args = (env.config.packed, env.catalogue.table, env.config.speed_weights, engine.mask_plan(env.catalogue.table))
     wall, cpu = [], []
     for r in range(repeats + 1):
         s = engine.copy_state(start)
         t0, c0 = time.perf_counter(), time.process_time()
         for t in range(ticks):
-            kernels.step_only_batch(s, record[t], *args, ended)
+            engine.step_rules_batch(s, record[t], *args, env.buffers)
         dt, dc = time.perf_counter() - t0, time.process_time() - c0
         if r == 0:  # the warm-up run also checks that the replay is the recorded play
             assert all((a == b).all() for a, b in zip(s, env.state)), "the replay left the recorded play"

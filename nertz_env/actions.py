@@ -7,18 +7,31 @@ compiled engine reads the catalogue as a table ``[N, 4]`` of (kind, source, dest
 
 from __future__ import annotations
 
-from functools import cached_property
-
 import numpy as np
 
 from nertz_env.config import NertzConfig
 
-# Action kinds (column 0 of the table). TO_NERTZ is R4.8: destination = the target's seat offset.
-WAIT, DRAW, CALL, TO_FOUNDATION, TO_WORK, UNDER, TO_NERTZ = range(7)
-# Sources (column 1): the Nertz top, the waste top, or work pile i as WORK_SOURCE + i.
-NERTZ, WASTE, WORK_SOURCE = 0, 1, 2
+# Action kinds (column T_KIND), sources (column T_SOURCE) and the first rows are the engine's.
+from nertz_env.engine.constants import (
+    ACTION_CALL,
+    ACTION_DRAW,
+    ACTION_WAIT,
+    CALL,
+    DRAW,
+    NERTZ,
+    TO_FOUNDATION,
+    TO_NERTZ,
+    TO_WORK,
+    UNDER,
+    WAIT,
+    WASTE,
+    WORK_SOURCE,
+)
 
-ACTION_WAIT, ACTION_DRAW, ACTION_CALL = 0, 1, 2
+__all__ = [
+    "ACTION_CALL", "ACTION_DRAW", "ACTION_WAIT", "CALL", "DRAW", "NERTZ", "TO_FOUNDATION", "TO_NERTZ", "TO_WORK",
+    "UNDER", "WAIT", "WASTE", "WORK_SOURCE", "ActionCatalogue",
+]
 
 
 def _source_name(src: int) -> str:
@@ -78,7 +91,3 @@ class ActionCatalogue:
         if not 0 <= int(index) < len(self.names):
             raise ValueError(f"action {index!r} is out of range; actions are 0..{len(self.names) - 1}")
         return self.names[int(index)]
-
-    @cached_property
-    def kinds(self) -> np.ndarray:
-        return self.table[:, 0]

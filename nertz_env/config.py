@@ -12,24 +12,44 @@ from typing import Any
 
 import numpy as np
 
+# The packed integer config the compiled engine reads (see ``NertzConfig.packed``): its indices
+# are the engine's (``nertz_env.engine.constants``).
+from nertz_env.engine import partner_of
+from nertz_env.engine.constants import (
+    C_AUTO_CALL,
+    C_BONUS,
+    C_BUILDS,
+    C_COLLISION_SEAT,
+    C_DRAW,
+    C_EPISODE,
+    C_FILL_ANY,
+    C_HANDS,
+    C_MAX_CYCLES,
+    C_MAX_HANDS,
+    C_MAX_ROT,
+    C_NERTZ,
+    C_NERTZ_TO_WORK,
+    C_PARTNERS,
+    C_PENALTY,
+    C_PLAYERS,
+    C_REWARD,
+    C_SIZE,
+    C_SLIDE,
+    C_STALL_TICKS,
+    C_TARGET,
+    C_TICKS,
+    C_TICKS_END,
+    C_TURN_BASED,
+    C_WORK,
+)
+
 REWARD_MODES = ("dense", "sparse", "relative")
 EPISODES = ("hand", "match")
 # The kinds of move that ``move_ticks`` times, in the order of the action kinds of
 # ``nertz_env.actions`` after WAIT (DRAW, CALL, TO_FOUNDATION, TO_WORK, UNDER, TO_NERTZ).
 MOVE_KINDS = ("draw", "call", "foundation", "work", "under", "nertz")
+assert C_TICKS + 1 + len(MOVE_KINDS) == C_TICKS_END
 
-# Indices of the packed integer config the compiled engine reads (see ``NertzConfig.packed``).
-C_PLAYERS, C_NERTZ, C_WORK, C_DRAW, C_NERTZ_TO_WORK, C_FILL_ANY, C_SLIDE, C_AUTO_CALL = range(8)
-C_COLLISION_SEAT, C_PENALTY, C_BONUS, C_STALL_TICKS, C_MAX_ROT, C_MAX_CYCLES, C_REWARD = range(8, 15)
-C_TURN_BASED, C_BUILDS, C_PARTNERS = range(15, 18)
-# C_TICKS + kind: ticks a move of that action kind takes (kind 0, WAIT, is always 1).
-C_TICKS = 18
-# R8 matches: C_EPISODE (1 = "match"), the target, the fixed number of hands (0 = play to the
-# target) and the cap on the hands of one match.
-C_TICKS_END = C_TICKS + 1 + len(MOVE_KINDS)  # one past the last move kind's ticks
-C_EPISODE = C_TICKS_END
-C_TARGET, C_HANDS, C_MAX_HANDS = C_EPISODE + 1, C_EPISODE + 2, C_EPISODE + 3
-C_SIZE = C_MAX_HANDS + 1
 # A match total is observed exactly as sign, hundreds and rest (all int8); it must fit.
 MAX_OBSERVED_TOTAL = 127 * 100 + 99
 
@@ -268,10 +288,11 @@ class NertzConfig:
         p = self.num_players
         if not self.partners:
             return tuple((s,) for s in range(p))
-        return tuple((s, s + p // 2) for s in range(p // 2))
+        return tuple((s, partner_of.py_func(s, p)) for s in range(p // 2))
 
     def team_of(self, seat: int) -> int:
-        return seat % (self.num_players // 2) if self.partners else seat
+        """The team of ``seat``: team ``t`` is seat ``t`` and its partner (R8)."""
+        return min(seat, partner_of.py_func(seat, self.num_players)) if self.partners else seat
 
     @property
     def num_teams(self) -> int:

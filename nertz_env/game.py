@@ -15,8 +15,10 @@ from nertz_env import engine
 from nertz_env.actions import TO_NERTZ, ActionCatalogue
 from nertz_env.cards import card_name, parse_deck
 from nertz_env.config import NertzConfig
-from nertz_env.engine.state import AIR_ACTION, AIR_CARD, AIR_TICKS
+from nertz_env.engine import AIR_ACTION, AIR_CARD, AIR_TICKS
 from nertz_env.layout import ObservationLayout
+
+_NO_DECKS = np.empty((0, 52), np.int8)  # engine.deal_game: shuffle from the game's own stream
 
 
 class Game:
@@ -25,10 +27,11 @@ class Game:
     hand is dealt in the same ``step`` from the game's own stream; ``hand_over`` and
     ``last_hand()`` tell what ended, and ``ended`` is then the end of the match."""
 
-    def __init__(self, config: NertzConfig):
+    def __init__(self, config: NertzConfig, illegal_action_penalty: float = 0.0):
         self.config = config
         self.catalogue = ActionCatalogue(config)
         self.layout = ObservationLayout(config)
+        self.illegal_action_penalty = float(illegal_action_penalty)
         p = config.num_players
         self.state = engine.new_state(1, p, config.work_piles)
         self.obs = np.zeros((p, self.layout.size), np.int8)
@@ -37,6 +40,7 @@ class Game:
         self._prev = np.zeros(p, np.int32)
         self._cfg = config.packed
         self._speed = config.speed_weights
+        self._plan = engine.mask_plan(self.catalogue.table)
         self._actions = np.zeros(p, np.int64)
         self.seeded = False
 
@@ -48,12 +52,18 @@ class Game:
             self.state.rng[0] = engine.seed_streams(seed, 1)[0]
             self.seeded = True
         engine.start_match(self.state, 0, self._cfg)
-        if decks is None:
-            engine.shuffle_deal(self.state, 0, self._cfg)
-        else:
-            engine.deal(self.state, 0, self.parse_decks(decks), self._cfg)
+        dealt = _NO_DECKS if decks is None else self.parse_decks(decks)
+        engine.deal_game(self.state, 0, dealt, self._cfg, self.catalogue.table, self._plan, self.obs, self.masks)
         self.rewards[:] = 0
-        engine.observe_and_mask(self.state, 0, self._cfg, self.catalogue.table, self.obs, self.masks)
+
+    def dealt_decks(self) -> list[list[str]]:
+        """The R10 decks (card names, top of deck first) that deal the table of a freshly dealt
+        game: the inverse of the deal (R2, ``engine.dealt_decks``)."""
+        if self.tick != 0:
+            raise ValueError("dealt_decks needs a freshly dealt game (tick 0)")
+        decks = np.zeros((self.config.num_players, 52), np.int8)
+        engine.dealt_decks(self.state, 0, self._cfg, decks)
+        return [[card_name(int(c)) for c in deck] for deck in decks]
 
     def parse_decks(self, decks: Sequence[Sequence[str | int]]) -> np.ndarray:
         n = self.config.num_players
@@ -66,18 +76,11 @@ class Game:
     def step(self, actions: Sequence[int] | np.ndarray) -> None:
         """One tick: every player's action resolves together (R3, R6)."""
         self._actions[:] = actions
-        engine.advance(
-            self.state,
-            0,
-            self._actions,
-            self._cfg,
-            self.catalogue.table,
-            self._speed,
+        engine.play_game_tick(
+            self.state, 0, self._actions, self._cfg, self.catalogue.table, self._speed, self._plan,
+            self.illegal_action_penalty, engine.PLAY_MATCH | engine.PLAY_OBSERVE, self.obs, self.masks, self.rewards,
             self._prev,
-            self.obs,
-            self.masks,
-            self.rewards,
-        )
+        )  # fmt: skip
 
     def legal_actions(self, player: int) -> np.ndarray:
         return np.flatnonzero(self.masks[player])
@@ -299,5 +302,5 @@ class Game:
             raise ValueError("set_state takes a state returned by get_state() of a game with the same config")
         for dst, src in zip(self.state, state):
             dst[...] = src
-        engine.observe_and_mask(self.state, 0, self._cfg, self.catalogue.table, self.obs, self.masks)
+        engine.observe_and_mask(self.state, 0, self._cfg, self.catalogue.table, self._plan, self.obs, self.masks)
         self.rewards[:] = 0

@@ -42,8 +42,27 @@ from __future__ import annotations
 import numpy as np
 
 from nertz_env.config import NertzConfig
+from nertz_env.engine.constants import (
+    BLOCK_CARD_PARTS_AFTER_WORK,
+    BLOCK_CARD_PARTS_BEFORE_WORK,
+    BLOCK_COUNTS,
+    DECK_SIZE,
+    HIDDEN_SIZE,
+    INT8_MAX,
+    MEMORY_SIZE,
+    SHARED_SIZE,
+)
 
-COUNTS = ("nertz_count", "stock_count", "waste_count", "called")
+# The parts the engine writes (``nertz_env.engine.observe``), in its order and sizes: (name, size,
+# highest value). A player's block is its card parts (around the work piles) and its counts.
+_CARDS_BEFORE_WORK = [("nertz_top", DECK_SIZE, 1)]
+_CARDS_AFTER_WORK = [("waste_top", DECK_SIZE, 1), ("foundation", DECK_SIZE, 1)]
+_MEMORY = [("own_waste_order", DECK_SIZE, DECK_SIZE), ("own_stock_order", DECK_SIZE, DECK_SIZE),
+           ("own_stock_known", 1, 1)]  # fmt: skip
+_HIDDEN = [("nertz_order", DECK_SIZE, DECK_SIZE), ("stock_order", DECK_SIZE, DECK_SIZE),
+           ("waste_order", DECK_SIZE, DECK_SIZE)]  # fmt: skip
+assert len(_CARDS_BEFORE_WORK) == BLOCK_CARD_PARTS_BEFORE_WORK and len(_CARDS_AFTER_WORK) == BLOCK_CARD_PARTS_AFTER_WORK
+assert sum(size for _, size, _ in _MEMORY) == MEMORY_SIZE and sum(size for _, size, _ in _HIDDEN) == HIDDEN_SIZE
 
 
 class ObservationLayout:
@@ -51,14 +70,13 @@ class ObservationLayout:
 
     def __init__(self, config: NertzConfig):
         p, w = config.num_players, config.work_piles
-        self.block_size = 52 * (w + 3) + 4
+        self.block_size = DECK_SIZE * (BLOCK_CARD_PARTS_BEFORE_WORK + w + BLOCK_CARD_PARTS_AFTER_WORK) + BLOCK_COUNTS
         self.slices: dict[str, slice] = {}
         high: list[np.ndarray] = []
         for q in range(p):
             self._block("self" if q == 0 else f"opp{q}", q * self.block_size, w, config, self.slices, high)
         o = p * self.block_size
-        memory = [("own_waste_order", 52, 52), ("own_stock_order", 52, 52), ("own_stock_known", 1, 1)]
-        o = self._append(o, memory, self.slices, high)
+        o = self._append(o, _MEMORY, self.slices, high)
         o = self._shared(o, p, self.slices, high)
         o = self._timing(o, config, self.slices, high)
         o = self._r8(o, config, self.slices, high)
@@ -71,8 +89,7 @@ class ObservationLayout:
             self._block(f"seat{q}", q * self.block_size, w, config, self.state_slices, shigh)
         o = self._shared(p * self.block_size, p, self.state_slices, shigh)
         for q in range(p):
-            hidden = [("nertz_order", 52, 52), ("stock_order", 52, 52), ("waste_order", 52, 52)]
-            o = self._append(o, hidden, self.state_slices, shigh, f"seat{q}.")
+            o = self._append(o, _HIDDEN, self.state_slices, shigh, f"seat{q}.")
         o = self._timing(o, config, self.state_slices, shigh)
         o = self._r8(o, config, self.state_slices, shigh)
         self.state_size = o
@@ -80,10 +97,12 @@ class ObservationLayout:
 
     @staticmethod
     def _block(prefix, o, w, config, slices, high):
-        parts = [("nertz_top", 52, 1)] + [(f"work{j}", 52, 1) for j in range(w)]
-        parts += [("waste_top", 52, 1), ("foundation", 52, 1)]
-        most = 52 if config.nertz_builds else 52 - w  # R4.8 builds can fill a Nertz pile's 52 places
-        parts += [("nertz_count", 1, most), ("stock_count", 1, 52), ("waste_count", 1, 52), ("called", 1, 1)]
+        parts = _CARDS_BEFORE_WORK + [(f"work{j}", DECK_SIZE, 1) for j in range(w)] + _CARDS_AFTER_WORK
+        most = DECK_SIZE if config.nertz_builds else DECK_SIZE - w  # R4.8 builds can fill all 52 places
+        counts = [("nertz_count", 1, most), ("stock_count", 1, DECK_SIZE), ("waste_count", 1, DECK_SIZE)]
+        counts += [("called", 1, 1)]
+        assert len(counts) == BLOCK_COUNTS
+        parts += counts
         ObservationLayout._append(o, parts, slices, high, f"{prefix}.")
 
     @staticmethod
@@ -97,7 +116,8 @@ class ObservationLayout:
 
     @staticmethod
     def _shared(o, p, slices, high):
-        parts = [("foundation_tops", 52, p), ("since_progress", 1, 127), ("stall_rotations", 1, 127)]
+        parts = [("foundation_tops", DECK_SIZE, p), ("since_progress", 1, INT8_MAX), ("stall_rotations", 1, INT8_MAX)]
+        assert sum(size for _, size, _ in parts) == SHARED_SIZE
         return ObservationLayout._append(o, parts, slices, high)
 
     @staticmethod

@@ -168,7 +168,7 @@ class NertzParallelEnv(ParallelEnv):
         self.illegal_action_penalty = float(illegal_action_penalty)
         self.observation_dtype = _observation_dtype(observation_dtype)
         self.info_action_mask = info_action_mask if info_action_mask == "only" else bool(info_action_mask)
-        self.game = Game(config)
+        self.game = Game(config, illegal_action_penalty=self.illegal_action_penalty)
         self.record = bool(record)
         self.recording: Recording | None = None
         self.observation_layout = self.game.layout
@@ -248,15 +248,12 @@ class NertzParallelEnv(ParallelEnv):
         if self.recording is not None:
             self.recording.actions.append([self.action_names[a] for a in self._actions])
 
-        g, st = self.game, self.game.state
+        g = self.game
         obs = self._observations()
         infos = self._infos(after_step=True)
         rewards = {}
         for i, agent in enumerate(self.agents):
-            r = float(g.rewards[i])
-            if st.illegal[0, i]:
-                r -= self.illegal_action_penalty
-            rewards[agent] = r
+            rewards[agent] = float(g.rewards[i])  # the penalty of an illegal action included
         terminations = dict.fromkeys(self.agents, g.terminated)
         truncations = dict.fromkeys(self.agents, g.truncated)
         if g.ended:

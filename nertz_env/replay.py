@@ -33,11 +33,6 @@ class Recording:
         return cls(**json.loads(text))
 
 
-def decks_of(snapshot: dict[str, Any]) -> list[list[str]]:
-    """The R10 decks that deal the table of a fresh snapshot (inverse of the deal)."""
-    return [pl["nertz"] + [w[0] for w in pl["work"]] + pl["stock"][::-1] for pl in snapshot["players"]]
-
-
 def start_recording(game: Game) -> Recording:
     """Begin a recording of ``game``, which must have just been dealt."""
     if game.tick != 0:
@@ -45,7 +40,7 @@ def start_recording(game: Game) -> Recording:
     cfg = game.config.to_dict()
     if cfg["speed"] is not None:
         cfg["speed"] = list(cfg["speed"])
-    return Recording(config=cfg, decks=decks_of(game.snapshot()), rng=int(game.state.rng[0]))
+    return Recording(config=cfg, decks=game.dealt_decks(), rng=int(game.state.rng[0]))
 
 
 def replay(recording: Recording) -> list[dict[str, Any]]:

@@ -1,13 +1,13 @@
 """Many Nertz hands at once, stepped in the compiled engine: the batched twin of the PettingZoo env.
 
-=================  ===========================================================================
-games, seats       ``num_envs`` hands of ``num_players`` (2 to 8) players, all acting every tick
-observations       int8 ``[num_envs, num_players, obs_dim]``, each seat's egocentric view (R9),
-                   sliced by ``env.layout`` (``nertz_env.layout.ObservationLayout``)
-action masks       int8 ``[num_envs, num_players, num_actions]``, 1 = legal (R4); never empty
-actions            int ``[num_envs, num_players]``, indices into ``env.catalogue`` (R10 names)
-rewards            float32 ``[num_envs, num_players]``, per the ``reward`` option (R7)
-=================  ===========================================================================
+| part         | what                                                                              |
+|--------------|-----------------------------------------------------------------------------------|
+| games, seats | ``num_envs`` hands of ``num_players`` (2 to 8) players, all acting every tick     |
+| observations | int8 ``[num_envs, num_players, obs_dim]``, each seat's egocentric view (R9)       |
+| layout       | ``env.layout`` (``nertz_env.layout.ObservationLayout``) names the observation's parts |
+| action masks | int8 ``[num_envs, num_players, num_actions]``, 1 = legal (R4); never empty        |
+| actions      | int ``[num_envs, num_players]``, indices into ``env.catalogue`` (R10 names)       |
+| rewards      | float32 ``[num_envs, num_players]``, per the ``reward`` option (R7)               |
 
 Episode end (R5): a call or a stall *terminates* the hand, ``max_cycles`` *truncates* it; both are
 reported per game and seat, ``[num_envs, num_players]`` bool.
@@ -71,14 +71,13 @@ from gymnasium import spaces
 from nertz_env import engine
 from nertz_env.actions import ActionCatalogue
 from nertz_env.config import NertzConfig
-from nertz_env.engine import batch
-from nertz_env.engine.observe import mask_plan, state_vector
 from nertz_env.layout import ObservationLayout
 from nertz_env.options import RuleOptions
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+_state_vector = engine.state_vector  # compiled: called from _state_vectors
 _SAMPLER = 0x5A3  # mixed into the seed of the sampler's streams, apart from the games' own
 
 
@@ -140,7 +139,7 @@ def sample_legal(
     if result.shape != lead or result.dtype != np.int64 or not result.flags.c_contiguous:
         raise ValueError(f"out must be a contiguous int64 array shaped {lead}")
     if rows.shape[0]:
-        _run(batch.sample_legal_rows, batch.sample_legal_rows_threaded, _check_threads(num_threads),
+        _run(engine.sample_legal_rows, engine.sample_legal_rows_threaded, _check_threads(num_threads),
              rows, streams, result.reshape(-1))  # fmt: skip
     return result
 
@@ -148,7 +147,7 @@ def sample_legal(
 @numba.njit(cache=True)
 def _state_vectors(state, cfg, out):
     for b in range(out.shape[0]):
-        state_vector(state, b, cfg, out[b])
+        _state_vector(state, b, cfg, out[b])
 
 
 class NertzVectorEnv:
@@ -191,14 +190,14 @@ class NertzVectorEnv:
         self.single_action_space = spaces.Discrete(self.num_actions)
 
         self.state = engine.new_state(self.num_envs, self.num_players, self.config.work_piles)
-        self.buffers = batch.new_buffers(
+        self.buffers = engine.new_buffers(
             self.num_envs, self.num_players, self.obs_dim, self.num_actions, self.config.num_teams
         )
         # Writable copies: the kernels' argument types then survive pickling (one compiled kernel).
         self._cfg = self.config.packed.copy()
         self._table = self.catalogue.table.copy()
         self._speed = self.config.speed_weights
-        self._plan = mask_plan(self._table)
+        self._plan = engine.mask_plan(self._table)
         self._actions = np.zeros((self.num_envs, self.num_players), np.int64)
         self._sampled = np.zeros((self.num_envs, self.num_players), np.int64)
         self._sampler = np.zeros(self.num_envs, np.uint64)
@@ -239,7 +238,7 @@ class NertzVectorEnv:
             self.state.rng[:] = engine.seed_streams(entropy, self.num_envs)
             self._sampler[:] = engine.seed_streams([entropy, _SAMPLER], self.num_envs)
             self._seeded = True
-        _run(batch.deal_batch, batch.deal_batch_threaded, self.num_threads,
+        _run(engine.deal_batch, engine.deal_batch_threaded, self.num_threads,
              self.state, self._cfg, self._table, self._plan, self.buffers)  # fmt: skip
         return self.buffers.obs, self.buffers.masks
 
@@ -262,7 +261,7 @@ class NertzVectorEnv:
                 f"got {a.dtype} {a.shape}"
             )
         np.copyto(self._actions, a, casting="unsafe")
-        _run(batch.step_batch, batch.step_batch_threaded, self.num_threads,
+        _run(engine.step_batch, engine.step_batch_threaded, self.num_threads,
              self.state, self._actions, self._cfg, self._table, self._speed, self._plan,
              self.illegal_action_penalty, self.buffers)  # fmt: skip
         out = self.buffers

@@ -158,7 +158,7 @@ def match(**options) -> NertzConfig:
 def deal_next(game: Game, decks) -> None:
     """Replace the hand the match just dealt from its stream by a fixed deal (state surgery)."""
     engine.deal(game.state, 0, game.parse_decks(decks), game.config.packed)
-    engine.observe_and_mask(game.state, 0, game.config.packed, game.catalogue.table, game.obs, game.masks)
+    engine.observe_and_mask(game.state, 0, game.config.packed, game.catalogue.table, game._plan, game.obs, game.masks)
 
 
 def hand(game: Game, who_plays: tuple[int, ...], callers: tuple[int, ...]) -> None:

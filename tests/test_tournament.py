@@ -10,8 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from nertz_env import cli
-from nertz_env.training import brackets, stats
+from nertz_env.training import brackets, cli, stats
 from nertz_env.training.brackets import TableResult, cut, ladder, ladder_moves, place, single_elimination, table_sizes
 from nertz_env.training.tournament import format_tournament, rate, tournament
 

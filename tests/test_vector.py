@@ -12,9 +12,9 @@ import pytest
 
 from nertz_env import engine
 from nertz_env.config import NertzConfig
-from nertz_env.engine.core import legal_mask
-from nertz_env.engine.observe import legal_masks, mask_plan, raw, raw_state
-from nertz_env.engine.state import AIR_CARD, AIR_KIND, AIR_TICKS
+from nertz_env.engine import AIR_CARD, AIR_KIND, AIR_TICKS, legal_mask, mask_plan
+from nertz_env.engine.masks import legal_masks
+from nertz_env.engine.raw import raw, raw_state
 from nertz_env.game import Game
 from nertz_env.vector import NertzVectorEnv, sample_legal
 
@@ -282,7 +282,7 @@ def test_env_sampler_is_seeded_by_reset():
 
 
 def test_raw_views_keep_their_writes():
-    """Numba's dead-code pass must not drop writes through ``raw`` views (observe.py)."""
+    """Numba's dead-code pass must not drop writes through ``raw`` views (engine/raw.py)."""
 
     @numba.njit
     def write(a, s, b):

@@ -15,14 +15,11 @@ from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from nertz_env import engine
 from nertz_env.actions import ActionCatalogue
 from nertz_env.agents.base import Agent
 from nertz_env.config import NertzConfig
-from nertz_env.engine.observe import observe_and_mask
-from nertz_env.engine.tick import step
 from nertz_env.layout import ObservationLayout
 
 
@@ -76,20 +73,6 @@ def hand_stream_seed(*words: int) -> int:
     return int(np.random.SeedSequence(list(words)).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
-@njit(cache=True)
-def _advance_tables(s, tables, actions, cfg, table, speed, obs, masks, won, lost, illegal):
-    """One tick of every table in ``tables`` (R3), counting races won and lost (R6). A table plays
-    one hand: the streams make matches of hands (R8), so the engine never deals the next hand."""
-    for i in range(tables.shape[0]):  # tables share nothing, each has its own random stream
-        b = tables[i]
-        step(s, b, actions[b], cfg, table, speed)
-        observe_and_mask(s, b, cfg, table, obs[b], masks[b])
-        for p in range(actions.shape[1]):
-            won[b, p] += s.won_race[b, p]
-            lost[b, p] += s.collision[b, p]
-            illegal[b, p] += s.illegal[b, p]
-
-
 class Arena:
     """``batch_size`` tables of one config, each seat played by one of ``agents``."""
 
@@ -105,6 +88,7 @@ class Arena:
         self._cfg = config.packed
         self._table = self.catalogue.table
         self._speed = config.speed_weights
+        self._plan = engine.mask_plan(self._table)
 
     def play(
         self,
@@ -117,6 +101,8 @@ class Arena:
         state = engine.new_state(b_max, p, self.config.work_piles)
         obs = np.zeros((b_max, p, d), np.int8)
         masks = np.zeros((b_max, p, n), np.int8)
+        rewards = np.zeros((b_max, p), np.float32)  # the composer's; the arena keeps the hands' scores
+        prev_score = np.zeros((b_max, p), np.int32)
         actions = np.zeros((b_max, p), np.int64)
         won = np.zeros((b_max, p), np.int32)
         lost = np.zeros((b_max, p), np.int32)
@@ -138,8 +124,8 @@ class Arena:
                 state.match_info[b, engine.MI_HANDS] = hand.match.hands_played
                 state.match_seats[b, engine.MS_CONTENDER] = hand.match.contenders
                 state.match_info[b, engine.MI_STATE] = hand.match.state
-            engine.deal(state, b, np.ascontiguousarray(hand.decks, dtype=np.int8), self._cfg)
-            engine.observe_and_mask(state, b, self._cfg, self._table, obs[b], masks[b])
+            decks = np.ascontiguousarray(hand.decks, dtype=np.int8)
+            engine.deal_game(state, b, decks, self._cfg, self._table, self._plan, obs[b], masks[b])
             won[b], lost[b], illegal[b] = 0, 0, 0
             seat_agent[b] = hand.seats
             hands[b] = hand
@@ -167,15 +153,14 @@ class Arena:
             refill(b, None)
         obs_rows, mask_rows, act_rows = obs.reshape(-1, d), masks.reshape(-1, n), actions.reshape(-1)
         while active.any():
-            live = seat_agent.reshape(-1)
-            for k, agent in enumerate(self.agents):
-                rows = np.flatnonzero(live == k)
-                if rows.size:
-                    act_rows[rows] = agent.act_batch(obs_rows[rows], mask_rows[rows])
+            self._act(seat_agent.reshape(-1), obs_rows, mask_rows, act_rows)
             tables = np.flatnonzero(active)
-            _advance_tables(
-                state, tables, actions, self._cfg, self._table, self._speed, obs, masks, won, lost, illegal,
-            )
+            # One tick of every live table (R3), each a single hand: the streams make matches (R8).
+            engine.step_games(state, tables, actions, self._cfg, self._table, self._speed, self._plan, obs, masks,
+                              rewards, prev_score)  # fmt: skip
+            won[tables] += state.won_race[tables]  # R6 races won and lost
+            lost[tables] += state.collision[tables]
+            illegal[tables] += state.illegal[tables]
             if illegal[tables].any():
                 b, s = np.argwhere(illegal[tables] > 0)[0]
                 raise RuntimeError(f"agent {self.agents[seat_agent[tables[b], s]]!r} played an illegal action")
@@ -186,6 +171,13 @@ class Arena:
                     on_result(result)
                 refill(int(b), result)
         return results
+
+    def _act(self, seat_agents: np.ndarray, obs_rows: np.ndarray, mask_rows: np.ndarray, act_rows: np.ndarray):
+        """Each agent chooses, in one batch, for every seat it holds (``seat_agents``: -1 = empty)."""
+        for k, agent in enumerate(self.agents):
+            rows = np.flatnonzero(seat_agents == k)
+            if rows.size:
+                act_rows[rows] = agent.act_batch(obs_rows[rows], mask_rows[rows])
 
     def _result(self, state: engine.State, b: int, hand: Hand, won: np.ndarray, lost: np.ndarray) -> HandResult:
         ints = lambda a: tuple(int(x) for x in a)  # noqa: E731

@@ -1,5 +1,5 @@
-"""Intervals and ratings for the evaluation harness, with no dependency beyond the standard library
-(and ``openskill`` for ratings).
+"""Intervals and ratings for the evaluation harness: Student's t from ``scipy.stats``, the normal
+quantile from the standard library, ratings from ``openskill``.
 
 * ``mean_interval``: the mean with a Student-t interval (the normal one for large samples is the
   same to 3 decimals, ``normal_interval``).
@@ -14,68 +14,31 @@ import math
 from collections.abc import Hashable, Iterable, Sequence
 from statistics import NormalDist
 
+from scipy.stats import t as student_t
+
 
 def normal_quantile(p: float) -> float:
     """The standard normal quantile, ``normal_quantile(0.975) = 1.959964``."""
     return NormalDist().inv_cdf(p)
 
 
-def _betacf(a: float, b: float, x: float) -> float:
-    """The continued fraction of the incomplete beta function (modified Lentz)."""
-    tiny, eps = 1e-300, 1e-15
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 400):
-        m2 = 2 * m
-        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)), -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
-            d = 1.0 + aa * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + aa / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1.0) < eps:
-            break
-    return h
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    """The regularized incomplete beta function ``I_x(a, b)``."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    lbt = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(lbt) * _betacf(a, b, x) / a
-    return 1.0 - math.exp(lbt) * _betacf(b, a, 1.0 - x) / b
-
-
 def t_cdf(t: float, df: float) -> float:
-    """Student's t distribution function."""
-    tail = 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))
-    return 1.0 - tail if t >= 0 else tail
+    """Student's t distribution function (``scipy.stats.t.cdf``)."""
+    _check_df(df)
+    return float(student_t.cdf(t, df))
 
 
 def t_quantile(p: float, df: float) -> float:
-    """Student's t quantile, ``t_quantile(0.975, 9) = 2.262157``; bisection on ``t_cdf``."""
-    if not 0.0 < p < 1.0 or df <= 0:
-        raise ValueError(f"t_quantile needs 0 < p < 1 and df > 0, got p={p}, df={df}")
-    if p < 0.5:
-        return -t_quantile(1.0 - p, df)
-    lo, hi = 0.0, 1.0
-    while t_cdf(hi, df) < p:
-        hi *= 2.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if t_cdf(mid, df) < p:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo < 1e-12 * max(1.0, hi):
-            break
-    return 0.5 * (lo + hi)
+    """Student's t quantile (``scipy.stats.t.ppf``), ``t_quantile(0.975, 9) = 2.262157``."""
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"t_quantile needs 0 < p < 1, got p={p}")
+    _check_df(df)
+    return float(student_t.ppf(p, df))
+
+
+def _check_df(df: float) -> None:
+    if not df > 0:
+        raise ValueError(f"Student's t needs degrees of freedom df > 0, got df={df}")
 
 
 def _mean_sd(values: Sequence[float]) -> tuple[int, float, float]:

@@ -1,19 +1,65 @@
-"""The compiled rules engine: numpy arrays in, numpy arrays out. It knows nothing of gymnasium,
-pettingzoo or torch; the environments are thin layers over it."""
+"""The compiled rules engine (numba over numpy arrays): the one door to every rule of RULES.md.
+It imports nothing outside itself and knows nothing of gymnasium, pettingzoo or torch; the envs,
+agents and trainers use only the names below (and the named numbers of ``engine.constants``).
 
-from nertz_env.engine.core import deal, legal, legal_mask, shuffle_deal
-from nertz_env.engine.match import match_decision, match_winner, start_match
-from nertz_env.engine.observe import (
-    advance,
-    obs_size,
-    observe_and_mask,
-    observe_game,
-    rewards,
-    state_size,
-    state_vector,
+    The table      State, new_state, copy_state; columns END_*, MATCH_*, MS_*, MI_*, AIR_*
+    Cards (R1)     rank, red; seed_streams (each game's own random stream)
+    Deal (R2)      deal, shuffle_deal, dealt_decks (its inverse)
+    Legality (R4)  legal_row (the one statement of R4), legal_mask, builds_on (R4.3),
+                   fits_foundation (R4.2), builds_on_nertz (R4.8)
+    Effects (R4)   play_own_move (one player's layout), lay_on_foundation_tops
+    Tick (R3-R7)   step; r7_score (R7)
+    Match (R8)     start_match, match_decision, match_winner, partner_of
+    Composed       play_game_tick (a tick with rewards, ends, observations and masks), deal_game,
+                   observe_and_mask,
+                   step_batch / deal_batch (whole batches, with *_threaded twins), step_rules_batch
+                   (the rules alone), step_games (some games of a batch), Buffers, new_buffers, mask_plan, state_vector,
+                   sample_legal_rows
+"""
+
+from nertz_env.engine.cache import ensure_cache_dir, stamp_compiled
+
+ensure_cache_dir()  # before any kernel below is decorated: a read-only install still caches
+
+from nertz_env.engine import batch, compose, core, masks, match, moves, observe, raw, rng, tick  # noqa: E402
+from nertz_env.engine.batch import (  # noqa: E402
+    Buffers,
+    deal_batch,
+    deal_batch_threaded,
+    new_buffers,
+    play_game_tick,
+    sample_legal_rows,
+    sample_legal_rows_threaded,
+    step_batch,
+    step_batch_threaded,
+    step_games,
+    step_rules_batch,
 )
-from nertz_env.engine.rng import seed_streams
-from nertz_env.engine.state import (
+from nertz_env.engine.compose import PLAY_MATCH, PLAY_OBSERVE, deal_game, observe_and_mask  # noqa: E402
+from nertz_env.engine.core import (  # noqa: E402
+    builds_on,
+    builds_on_nertz,
+    deal,
+    dealt_decks,
+    fits_foundation,
+    legal_mask,
+    legal_row,
+    partner_of,
+    r7_score,
+    rank,
+    red,
+    shuffle_deal,
+)
+from nertz_env.engine.masks import mask_plan  # noqa: E402
+from nertz_env.engine.match import match_decision, match_winner, start_match  # noqa: E402
+from nertz_env.engine.moves import lay_on_foundation_tops, play_own_move  # noqa: E402
+from nertz_env.engine.observe import state_vector  # noqa: E402
+from nertz_env.engine.rng import seed_streams  # noqa: E402
+from nertz_env.engine.state import (  # noqa: E402
+    AIR_ACTION,
+    AIR_CARD,
+    AIR_KIND,
+    AIR_TICKS,
     END_REASONS,
     MATCH_CAPPED,
     MATCH_DECIDED,
@@ -32,46 +78,21 @@ from nertz_env.engine.state import (
     State,
     copy_state,
     new_state,
-    put_game,
-    take_game,
 )
-from nertz_env.engine.tick import step
+from nertz_env.engine.tick import step  # noqa: E402
+
+# An edit to any engine source recompiles every engine kernel (each may inline any other file).
+for _module in (batch, compose, core, masks, match, moves, observe, raw, rng, tick):
+    stamp_compiled(vars(_module))
 
 __all__ = [
-    "END_REASONS",
-    "MATCH_CAPPED",
-    "MATCH_DECIDED",
-    "MATCH_PLAYING",
-    "MATCH_TIE_BREAK",
-    "MI_HAND_OVER",
-    "MI_HANDS",
-    "MI_LAST_REASON",
-    "MI_LAST_TICKS",
-    "MI_STATE",
-    "MI_TICKS",
-    "MS_CALLED",
-    "MS_CONTENDER",
-    "MS_LAST",
-    "MS_TOTAL",
-    "State",
-    "advance",
-    "copy_state",
-    "deal",
-    "legal",
-    "legal_mask",
-    "match_decision",
-    "match_winner",
-    "new_state",
-    "obs_size",
-    "observe_and_mask",
-    "observe_game",
-    "put_game",
-    "rewards",
-    "seed_streams",
-    "shuffle_deal",
-    "start_match",
-    "state_size",
-    "state_vector",
-    "step",
-    "take_game",
+    "AIR_ACTION", "AIR_CARD", "AIR_KIND", "AIR_TICKS", "END_REASONS", "MATCH_CAPPED", "MATCH_DECIDED",
+    "MATCH_PLAYING", "MATCH_TIE_BREAK", "MI_HANDS", "MI_HAND_OVER", "MI_LAST_REASON", "MI_LAST_TICKS", "MI_STATE",
+    "MI_TICKS", "MS_CALLED", "MS_CONTENDER", "MS_LAST", "MS_TOTAL", "PLAY_MATCH", "PLAY_OBSERVE", "Buffers",
+    "State", "builds_on", "builds_on_nertz", "copy_state", "deal", "deal_batch", "deal_batch_threaded", "deal_game",
+    "dealt_decks", "fits_foundation", "lay_on_foundation_tops", "legal_mask", "legal_row", "mask_plan",
+    "match_decision", "match_winner", "new_buffers", "new_state", "observe_and_mask", "partner_of",
+    "play_game_tick", "play_own_move", "r7_score", "rank", "red", "sample_legal_rows", "sample_legal_rows_threaded",
+    "seed_streams", "shuffle_deal", "stamp_compiled", "start_match", "state_vector", "step", "step_batch",
+    "step_batch_threaded", "step_games", "step_rules_batch",
 ]

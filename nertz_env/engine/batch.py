@@ -1,9 +1,7 @@
-"""Whole batches in one compiled call: step, rewards, same-step reset, observations and masks.
-
-``nertz_env.vector.NertzVectorEnv`` is a thin layer over these kernels. Each kernel loops over the
-games of a batch and calls the same per-game functions the single game uses (``tick.step``,
-``observe.rewards``, ``observe.observe_game``, ``observe.legal_masks``, ``core.shuffle_deal``), so
-a batch plays exactly the games ``nertz_env.game.Game`` plays. Every game draws its chance from
+"""Whole batches in one compiled call: the games of a batch each play ``compose.play_tick`` (or
+are dealt by ``compose.deal_game``), the composer ``nertz_env.game.Game`` and the evaluation arena
+use too, so a batch plays exactly the games a single game plays; a batch adds the record of an
+episode that ended and the same-step reset. Every game draws its chance from
 its own stream ``s.rng[b]``, so the ``*_threaded`` twins (numba ``prange`` over games) give the
 same results as the serial kernels, whatever the number of threads.
 
@@ -13,17 +11,17 @@ Outputs go into preallocated arrays (``Buffers``); nothing is allocated per tick
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
+import types
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
 
-from nertz_env.config import C_EPISODE, C_PLAYERS
+from nertz_env.engine.compose import PLAY_MATCH, PLAY_OBSERVE, deal_game, observe_and_mask, play_tick
+from nertz_env.engine.constants import C_EPISODE, C_PLAYERS
 from nertz_env.engine.core import shuffle_deal
-from nertz_env.engine.match import episode_over, match_step, n_teams, running_value, start_match, team_sum
-from nertz_env.engine.observe import legal_masks, observe_game, raw, raw_state, rewards
+from nertz_env.engine.match import episode_over, n_teams, start_match, team_sum
+from nertz_env.engine.raw import raw, raw_state
 from nertz_env.engine.rng import below
 from nertz_env.engine.state import (
     END_MAX_CYCLES,
@@ -41,7 +39,6 @@ from nertz_env.engine.state import (
     MS_TOTAL,
     RUNNING,
 )
-from nertz_env.engine.tick import step
 
 
 class Buffers(NamedTuple):
@@ -54,6 +51,7 @@ class Buffers(NamedTuple):
     truncated: np.ndarray  # bool [B, P]: the hand reached max_cycles (R5)
     illegal: np.ndarray  # bool [B, P]: the action was illegal and played as WAIT
     collision: np.ndarray  # bool [B, P]: lost a foundation race (R6)
+    won_race: np.ndarray  # bool [B, P]: won a contested race (R6)
     prev_score: np.ndarray  # int32 [B, P]: scratch, the scores before the tick
     done: np.ndarray  # bool [B]: the hand ended this tick (the final_* rows below are valid)
     final_obs: np.ndarray  # int8 [B, P, D]: the last observation of the hand that ended
@@ -73,16 +71,19 @@ class Buffers(NamedTuple):
     hand_totals: np.ndarray  # int32 [B, P]: the match totals after it
 
 
-def new_buffers(batch: int, num_players: int, obs_dim: int, num_actions: int, num_teams: int = 0) -> Buffers:
+def new_buffers(
+    batch: int, num_players: int, obs_dim: int, num_actions: int, num_teams: int = 0, reward_dtype=np.float32
+) -> Buffers:
     b, p = batch, num_players
     return Buffers(
         obs=np.zeros((b, p, obs_dim), np.int8),
         masks=np.zeros((b, p, num_actions), np.int8),
-        rewards=np.zeros((b, p), np.float32),
+        rewards=np.zeros((b, p), reward_dtype),
         terminated=np.zeros((b, p), np.bool_),
         truncated=np.zeros((b, p), np.bool_),
         illegal=np.zeros((b, p), np.bool_),
         collision=np.zeros((b, p), np.bool_),
+        won_race=np.zeros((b, p), np.bool_),
         prev_score=np.zeros((b, p), np.int32),
         done=np.zeros(b, np.bool_),
         final_obs=np.zeros((b, p, obs_dim), np.int8),
@@ -103,64 +104,77 @@ def new_buffers(batch: int, num_players: int, obs_dim: int, num_actions: int, nu
 
 
 # ---------------------------------------------------------------------------------------------
-# One game of the batch
+# One game of a batch: the composed tick, then the end of an episode recorded and a new one dealt
 
 
 @njit(cache=True, inline="always")
 def _tick(s, b, actions, cfg, table, speed, plan, penalty, out):
-    """Game ``b``: one tick, its rewards, and if the episode (a hand, or a match, R8) ended its
-    final record and a new deal from the game's own stream (same-step reset); then the
-    observations and masks. Inside a match an ended hand is recorded and the next one dealt."""
+    """Game ``b``: ``compose.play_tick`` (rules, match books, rewards, observations, masks); its
+    race and legality flags and end flags; and if the episode (a hand, or a match, R8) ended, its
+    final record and a new deal from the game's own stream (same-step reset) with its
+    observations and masks."""
     s = raw_state(s)
     n_players = cfg[C_PLAYERS]
     match = cfg[C_EPISODE] != 0
-    prev, rew = raw(out.prev_score)[b], raw(out.rewards)[b]
-    for p in range(n_players):
-        prev[p] = running_value(s, b, p, cfg)
-    step(s, b, actions, cfg, table, speed)
-    if match:
-        match_step(s, b, cfg)
-    rewards(s, b, prev, cfg, rew)
-    illegal, collision = raw(out.illegal)[b], raw(out.collision)[b]
+    obs, masks = raw(out.obs)[b], raw(out.masks)[b]
+    play_tick(s, b, actions, cfg, table, speed, plan, penalty, PLAY_MATCH | PLAY_OBSERVE, obs, masks,
+              raw(out.rewards)[b], raw(out.prev_score)[b])  # fmt: skip
+    illegal, collision, won_race = raw(out.illegal)[b], raw(out.collision)[b], raw(out.won_race)[b]
     for p in range(n_players):
         illegal[p] = s.illegal[b, p]
         collision[p] = s.collision[b, p]
-        if illegal[p]:
-            rew[p] -= penalty
-    ended = s.ended[b]
+        won_race[p] = s.won_race[b, p]
     over = episode_over(s, b, cfg)
     raw(out.done)[b] = over
-    terminated, truncated = raw(out.terminated)[b], raw(out.truncated)[b]
-    if match:  # R8: the match is decided, or stopped at max_hands
-        if s.match_info[b, MI_HAND_OVER]:
-            _record_hand(s, b, n_players, out)
-        raw(out.hand_done)[b] = s.match_info[b, MI_HAND_OVER] != 0
-        for p in range(n_players):
-            terminated[p] = s.match_info[b, MI_STATE] == MATCH_DECIDED
-            truncated[p] = s.match_info[b, MI_STATE] == MATCH_CAPPED
-    else:
-        for p in range(n_players):
-            terminated[p] = ended != RUNNING and ended != END_MAX_CYCLES
-            truncated[p] = ended == END_MAX_CYCLES
+    _end_flags(s, b, cfg, match, out)
     if over:
-        score, callers = raw(out.final_score)[b], raw(out.final_callers)[b]
+        final_obs = raw(out.final_obs)[b]
         for p in range(n_players):
-            score[p] = s.match_seats[b, MS_TOTAL, p] if match else s.score[b, p]
-            callers[p] = s.called[b, p]
-        for t in range(n_teams(cfg)):
-            raw(out.final_team_score)[b, t] = team_sum(score, t, cfg)
-        raw(out.final_length)[b] = s.match_info[b, MI_TICKS] if match else s.tick[b]
-        raw(out.final_reason)[b] = ended
-        if match:
-            raw(out.final_hands)[b] = s.match_info[b, MI_HANDS]
-            for p in range(n_players):
-                raw(out.final_winners)[b, p] = s.match_seats[b, MS_CONTENDER, p] != 0
-        observe_game(s, b, cfg, raw(out.final_obs)[b])
+            for i in range(obs.shape[1]):
+                final_obs[p, i] = obs[p, i]
+        _record_episode(s, b, cfg, match, out)
         if match:
             start_match(s, b, cfg)
         shuffle_deal(s, b, cfg)
-    observe_game(s, b, cfg, raw(out.obs)[b])
-    legal_masks(s, b, cfg, table, plan, raw(out.masks)[b])
+        observe_and_mask(s, b, cfg, table, plan, obs, masks)
+
+
+@njit(cache=True, inline="always")
+def _end_flags(s, b, cfg, match, out):
+    """Terminated: a hand ended by a call or the stall rule, or a match decided; truncated: a
+    hand at ``max_cycles`` (R5), or a match stopped at ``max_hands`` (R8)."""
+    terminated, truncated = raw(out.terminated)[b], raw(out.truncated)[b]
+    if match:
+        if s.match_info[b, MI_HAND_OVER]:
+            _record_hand(s, b, cfg[C_PLAYERS], out)
+        raw(out.hand_done)[b] = s.match_info[b, MI_HAND_OVER] != 0
+        for p in range(cfg[C_PLAYERS]):
+            terminated[p] = s.match_info[b, MI_STATE] == MATCH_DECIDED
+            truncated[p] = s.match_info[b, MI_STATE] == MATCH_CAPPED
+    else:
+        ended = s.ended[b]
+        for p in range(cfg[C_PLAYERS]):
+            terminated[p] = ended != RUNNING and ended != END_MAX_CYCLES
+            truncated[p] = ended == END_MAX_CYCLES
+
+
+@njit(cache=True, inline="always")
+def _record_episode(s, b, cfg, match, out):
+    """The final record of the episode that ended: scores (a match's totals), callers, team
+    scores (R8), length and end reason."""
+    n_players = cfg[C_PLAYERS]
+    score, callers = raw(out.final_score)[b], raw(out.final_callers)[b]
+    for p in range(n_players):
+        score[p] = s.match_seats[b, MS_TOTAL, p] if match else s.score[b, p]
+        callers[p] = s.called[b, p]
+    for t in range(n_teams(cfg)):
+        raw(out.final_team_score)[b, t] = team_sum(score, t, cfg)
+    raw(out.final_length)[b] = s.match_info[b, MI_TICKS] if match else s.tick[b]
+    raw(out.final_reason)[b] = s.ended[b]
+    if match:
+        raw(out.final_hands)[b] = s.match_info[b, MI_HANDS]
+        for p in range(n_players):
+            raw(out.final_winners)[b, p] = s.match_seats[b, MS_CONTENDER, p] != 0
 
 
 @njit(cache=True, inline="always")
@@ -176,17 +190,19 @@ def _record_hand(s, b, n_players, out):
 @njit(cache=True)
 def _deal(s, b, cfg, table, plan, out):
     start_match(s, b, cfg)
-    shuffle_deal(s, b, cfg)
-    observe_game(s, b, cfg, out.obs[b])
-    legal_masks(s, b, cfg, table, plan, out.masks[b])
+    deal_game(s, b, _NO_DECKS, cfg, table, plan, out.obs[b], out.masks[b])
     for p in range(cfg[C_PLAYERS]):
         out.rewards[b, p] = 0
         out.terminated[b, p] = False
         out.truncated[b, p] = False
         out.illegal[b, p] = False
         out.collision[b, p] = False
+        out.won_race[b, p] = False
     out.done[b] = False
     out.hand_done[b] = False
+
+
+_NO_DECKS = np.empty((0, 52), np.int8)  # deal_game: shuffle from the game's own stream
 
 
 # ---------------------------------------------------------------------------------------------
@@ -194,25 +210,43 @@ def _deal(s, b, cfg, table, plan, out):
 
 
 def _step_batch(s, actions, cfg, table, speed, plan, penalty, out):
-    """Step every game of the batch (``actions[b, p]`` index the catalogue ``table``)."""
+    """Step every game of the batch (``actions[b, p]`` index the catalogue ``table``): rules,
+    match books, rewards, observations, masks, and the same-step reset of ended episodes."""
     for b in prange(s.tick.shape[0]):
         _tick(s, b, actions[b], cfg, table, speed, plan, penalty, out)
 
 
 def _deal_batch(s, cfg, table, plan, out):
-    """Deal a new hand in every game from its own stream, with observations and masks."""
+    """Start a match (R8) and deal a new hand in every game from its own stream, with
+    observations and masks."""
     for b in prange(s.tick.shape[0]):
         _deal(s, b, cfg, table, plan, out)
 
 
-def _step_only_batch(s, actions, cfg, table, speed, ended):
-    """The rules alone: step every game and redeal the ended ones; ``ended[b]`` counts hands."""
+def _step_rules_batch(s, actions, cfg, table, speed, plan, out):
+    """The rules alone: ``compose.play_tick`` without observations or rewards for every game, and
+    a new deal for the ended ones."""
     for b in prange(s.tick.shape[0]):
-        r = raw_state(s)  # as ``_tick``: no reference counts inside the rules
-        step(r, b, actions[b], cfg, table, speed)
+        r = raw_state(s)
+        play_tick(r, b, actions[b], cfg, table, speed, plan, 0.0, 0, out.obs[b], out.masks[b], out.rewards[b],
+                  out.prev_score[b])  # fmt: skip
         if r.ended[b] != RUNNING:
-            ended[b] += 1
             shuffle_deal(r, b, cfg)
+
+
+def _step_games(s, games, actions, cfg, table, speed, plan, obs, masks, reward_out, prev_score):
+    """One tick of the games ``games`` only, each a single hand (no match books, no redeal):
+    rewards, observations and masks (the evaluation arena, whose streams make matches)."""
+    for i in range(games.shape[0]):
+        b = games[i]
+        play_tick(raw_state(s), b, actions[b], cfg, table, speed, plan, 0.0, PLAY_OBSERVE, obs[b], masks[b],
+                  reward_out[b], prev_score[b])  # fmt: skip
+
+
+def _play_game_tick(s, b, actions, cfg, table, speed, plan, penalty, flags, obs, masks, reward_out, prev_score):
+    """``compose.play_tick`` of game ``b``, callable from Python (``nertz_env.game.Game``)."""
+    play_tick(raw_state(s), b, actions, cfg, table, speed, plan, penalty, flags, raw(obs), raw(masks),
+              raw(reward_out), raw(prev_score))  # fmt: skip
 
 
 def _sample_legal_rows(masks, streams, out):
@@ -238,42 +272,21 @@ def _sample_legal_rows(masks, streams, out):
                     k -= 1
 
 
+def _twin(func):
+    """A copy of ``func`` under its own name, so that its threaded compilation has a cache entry
+    of its own (numba names a cache entry after the Python function, not its options)."""
+    twin = types.FunctionType(func.__code__, func.__globals__, func.__name__ + "_threaded", func.__defaults__)
+    twin.__qualname__ = func.__qualname__ + "_threaded"
+    twin.__doc__ = func.__doc__
+    return twin
+
+
 step_batch = njit(cache=True)(_step_batch)
-step_batch_threaded = njit(cache=True, parallel=True)(_step_batch)
+step_batch_threaded = njit(cache=True, parallel=True)(_twin(_step_batch))
 deal_batch = njit(cache=True)(_deal_batch)
-deal_batch_threaded = njit(cache=True, parallel=True)(_deal_batch)
-step_only_batch = njit(cache=True)(_step_only_batch)
-step_only_batch_threaded = njit(cache=True, parallel=True)(_step_only_batch)
+deal_batch_threaded = njit(cache=True, parallel=True)(_twin(_deal_batch))
+step_rules_batch = njit(cache=True)(_step_rules_batch)
+step_games = njit(cache=True)(_step_games)
+play_game_tick = njit(cache=True)(_play_game_tick)
 sample_legal_rows = njit(cache=True)(_sample_legal_rows)
-sample_legal_rows_threaded = njit(cache=True, parallel=True)(_sample_legal_rows)
-
-
-# ---------------------------------------------------------------------------------------------
-# Numba's on-disk cache knows only the file of the function it compiled, but these kernels carry
-# compiled copies of the rules from core.py, tick.py and observe.py. Stamp their cache entries with
-# the engine's sources as well, so an edit to the rules recompiles them instead of loading stale
-# code.
-
-_ENGINE_DIR = Path(__file__).resolve().parent
-_SOURCES = sorted(_ENGINE_DIR.glob("*.py")) + [_ENGINE_DIR.parent / "config.py", _ENGINE_DIR.parent / "actions.py"]
-
-
-def _engine_fingerprint() -> str:
-    digest = hashlib.sha256()
-    for path in _SOURCES:
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
-def _stamp_caches(*dispatchers) -> None:
-    fingerprint = _engine_fingerprint()
-    for dispatcher in dispatchers:
-        cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
-        if cache_file is not None and hasattr(cache_file, "_source_stamp"):
-            cache_file._source_stamp = (cache_file._source_stamp, fingerprint)
-
-
-_stamp_caches(
-    *(f for f in list(globals().values()) if getattr(getattr(f, "py_func", None), "__module__", None) == __name__)
-)
+sample_legal_rows_threaded = njit(cache=True, parallel=True)(_twin(_sample_legal_rows))

@@ -1,8 +1,8 @@
 """The rules of RULES.md R2 to R4 as compiled functions over one game ``b`` of a batch: the cards,
 the deal (R2) and which moves are legal (R4). ``nertz_env.engine.tick`` plays a tick with them.
 
-Everything is decided on the state at the start of a tick (R3): ``legal`` and ``legal_mask`` read
-it. No Python object is created per card or per move.
+Everything is decided on the state at the start of a tick (R3): ``legal_row`` (the one statement
+of R4) and ``legal_mask`` read it. No Python object is created per card or per move.
 
 Timing options (R3): with ``turn_based`` only the seat on turn (``tick % P``, seat 0 first) may do
 anything but WAIT; with ``move_ticks`` a player whose move is in the air may only WAIT.
@@ -13,8 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from nertz_env.actions import CALL, DRAW, NERTZ, TO_FOUNDATION, TO_NERTZ, TO_WORK, UNDER, WAIT, WASTE, WORK_SOURCE
-from nertz_env.config import (
+from nertz_env.engine.constants import (
     C_BUILDS,
     C_FILL_ANY,
     C_NERTZ,
@@ -25,6 +24,20 @@ from nertz_env.config import (
     C_TICKS_END,
     C_TURN_BASED,
     C_WORK,
+    CALL,
+    DRAW,
+    NERTZ,
+    T_COUNT,
+    T_DEST,
+    T_KIND,
+    T_SOURCE,
+    TO_FOUNDATION,
+    TO_NERTZ,
+    TO_WORK,
+    UNDER,
+    WAIT,
+    WASTE,
+    WORK_SOURCE,
 )
 from nertz_env.engine.rng import below
 from nertz_env.engine.state import (
@@ -48,6 +61,36 @@ def red(card) -> bool:
 def builds_on(card, onto) -> bool:
     """``card`` may lie on ``onto`` in a work pile: one rank lower, opposite colour (R4.3)."""
     return rank(card) == rank(onto) - 1 and red(card) != red(onto)
+
+
+@njit(cache=True, inline="always")
+def fits_foundation(card, tops) -> bool:
+    """``card`` may go to a foundation (R4.2): an ace starts a pile, any other card goes onto a
+    pile of its suit whose top is one rank lower (``tops[suit, r]``: piles with rank ``r`` on top)."""
+    r = rank(card)
+    return r == 1 or tops[card // 13, r - 1] > 0
+
+
+@njit(cache=True, inline="always")
+def builds_on_nertz(card, top) -> bool:
+    """``card`` may be built onto another player's Nertz ``top`` (R4.8): same suit, one rank
+    above or below."""
+    gap = rank(card) - rank(top)
+    return top // 13 == card // 13 and (gap == 1 or gap == -1)
+
+
+@njit(cache=True, inline="always")
+def r7_score(on_foundations, nertz_left, called, penalty, bonus) -> int:
+    """R7: a point per card on the foundations, minus ``penalty`` per card left in the Nertz pile,
+    plus ``bonus`` for a call."""
+    return on_foundations - penalty * nertz_left + (bonus if called else 0)
+
+
+@njit(cache=True, inline="always")
+def partner_of(seat, n_players) -> int:
+    """R8 partners sit opposite: seat ``p`` plays with seat ``p + P/2`` (and back)."""
+    half = n_players // 2
+    return seat + half if seat < half else seat - half
 
 
 # ---------------------------------------------------------------------------------------------
@@ -91,6 +134,21 @@ def deal(s, b, decks, cfg):
     s.since_progress[b] = 0
     s.rotations[b] = 0
     s.ended[b] = RUNNING
+
+
+@njit(cache=True)
+def dealt_decks(s, b, cfg, decks):
+    """The inverse of ``deal`` on a freshly dealt game ``b``: each player's 52 cards in R10 order
+    (top of deck first) into ``decks[P, 52]``."""
+    n_nertz, n_work = cfg[C_NERTZ], cfg[C_WORK]
+    for p in range(cfg[C_PLAYERS]):
+        for k in range(n_nertz):
+            decks[p, k] = s.nertz[b, p, k]
+        for j in range(n_work):
+            decks[p, n_nertz + j] = s.work[b, p, j, 0]
+        rest = 52 - n_nertz - n_work
+        for k in range(rest):
+            decks[p, n_nertz + n_work + k] = s.stock[b, p, rest - 1 - k]
 
 
 @njit(cache=True)
@@ -147,7 +205,7 @@ def legal_row(
     ``nertz_top``/``waste_top`` (-1 if empty), their ``work`` piles and ``work_len``, and the
     foundation ``tops`` table; for R4.8 the game ``b``, the player's ``seat`` and the state's Nertz
     piles (``nertz[B, P, 52]``, ``nertz_len[B, P]``, whole: a view per call would cost more than
-    the rule). The single statement of R4; ``legal`` and ``legal_mask`` call it."""
+    the rule). The single statement of R4: the tick, the masks and the agents' look-ahead call it."""
     if kind == WAIT:  # R4.7
         return True
     if kind == DRAW:  # R4.1
@@ -163,9 +221,8 @@ def legal_row(
         card = work[src - WORK_SOURCE, k - n] if k >= n else -1
     if card < 0:
         return False
-    if kind == TO_FOUNDATION:  # R4.2: an ace starts a pile, else a pile of its suit one lower
-        r = rank(card)
-        return r == 1 or tops[card // 13, r - 1] > 0
+    if kind == TO_FOUNDATION:  # R4.2
+        return fits_foundation(card, tops)
     if kind == TO_WORK:
         if src >= WORK_SOURCE and src - WORK_SOURCE == dst:
             return False
@@ -189,9 +246,7 @@ def legal_row(
         k = nertz_len[b, target]
         if k == 0 or k >= nertz.shape[2]:  # an empty pile has no top; a full one (52) has no slot
             return False
-        top = nertz[b, target, k - 1]
-        gap = rank(card) - rank(top)
-        return top // 13 == card // 13 and (gap == 1 or gap == -1)
+        return builds_on_nertz(card, nertz[b, target, k - 1])
     return False
 
 
@@ -229,25 +284,16 @@ def waits_only(s, b, p, cfg) -> bool:
 
 
 @njit(cache=True)
-def legal(s, b, p, kind, src, dst, n, cfg) -> bool:
-    """Whether player ``p`` may make a move now (R4); after the hand only WAIT (R5), and only WAIT
-    off turn or with a move in the air (R3 timing options)."""
-    if s.ended[b] != RUNNING or waits_only(s, b, p, cfg):
-        return kind == WAIT
-    nt, wt, work, wl, tops, can_draw, any_empty = player_view(s, b, p, cfg[C_WORK])
-    return legal_row(kind, src, dst, n, nt, wt, work, wl, tops, can_draw, any_empty, cfg, b, p, s.nertz, s.nertz_len)
-
-
-@njit(cache=True)
 def legal_mask(s, b, p, cfg, table, out):
     """Write player ``p``'s mask over the catalogue ``table`` into ``out`` (int8)."""
     if s.ended[b] != RUNNING or waits_only(s, b, p, cfg):
         for a in range(table.shape[0]):
-            out[a] = table[a, 0] == WAIT
+            out[a] = table[a, T_KIND] == WAIT
         return
-    nt, wt, work, wl, tops, can_draw, any_empty = player_view(s, b, p, cfg[C_WORK])
+    nertz_top, waste_top, work, work_len, tops, can_draw, any_empty = player_view(s, b, p, cfg[C_WORK])
     for a in range(table.shape[0]):
         out[a] = legal_row(
-            table[a, 0], table[a, 1], table[a, 2], table[a, 3], nt, wt, work, wl, tops, can_draw, any_empty, cfg,
-            b, p, s.nertz, s.nertz_len,
+            table[a, T_KIND], table[a, T_SOURCE], table[a, T_DEST], table[a, T_COUNT], nertz_top, waste_top, work,
+            work_len, tops,
+            can_draw, any_empty, cfg, b, p, s.nertz, s.nertz_len,
         )  # fmt: skip

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from nertz_env.config import C_EPISODE, C_HANDS, C_MAX_HANDS, C_PARTNERS, C_PLAYERS, C_TARGET
+from nertz_env.engine.constants import C_EPISODE, C_HANDS, C_MAX_HANDS, C_PARTNERS, C_PLAYERS, C_TARGET
 from nertz_env.engine.core import shuffle_deal
 from nertz_env.engine.state import (
     MATCH_CAPPED,

@@ -109,14 +109,3 @@ def new_state(batch: int, num_players: int, work_piles: int) -> State:
 
 def copy_state(state: State) -> State:
     return State(*(a.copy() for a in state))
-
-
-def take_game(state: State, b: int) -> State:
-    """Game ``b`` as a batch of one (a copy)."""
-    return State(*(a[b : b + 1].copy() for a in state))
-
-
-def put_game(state: State, b: int, game: State) -> None:
-    """Write a batch-of-one ``game`` into slot ``b`` of ``state``."""
-    for dst, src in zip(state, game):
-        dst[b] = src[0]

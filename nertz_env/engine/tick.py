@@ -17,12 +17,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from nertz_env.actions import CALL, DRAW, NERTZ, TO_FOUNDATION, TO_NERTZ, TO_WORK, UNDER, WAIT, WASTE, WORK_SOURCE
-from nertz_env.config import (
+from nertz_env.engine.constants import (
     C_AUTO_CALL,
     C_BONUS,
     C_BUILDS,
-    C_COLLISION_SEAT,
     C_DRAW,
     C_MAX_CYCLES,
     C_MAX_ROT,
@@ -32,16 +30,34 @@ from nertz_env.config import (
     C_TICKS,
     C_TURN_BASED,
     C_WORK,
+    CALL,
+    COUNT,
+    DEST,
+    DRAW,
+    KIND,
+    OWNER,
+    PILE,
+    SCRATCH_ROWS,
+    SOURCE,
+    T_COUNT,
+    T_DEST,
+    T_KIND,
+    T_SOURCE,
+    TO_FOUNDATION,
+    TO_NERTZ,
+    TO_WORK,
+    WAIT,
+    WORK_SOURCE,
 )
 from nertz_env.engine.core import (
     legal_row,
     moves_take_time,
     player_view,
-    rank,
+    r7_score,
     source_card,
-    source_owner,
 )
-from nertz_env.engine.rng import uniform
+from nertz_env.engine.moves import draw, lay_on_foundation_tops, play_own_move, rotate_stock
+from nertz_env.engine.races import foundation_races, move_owners, resolve_builds
 from nertz_env.engine.state import (
     AIR_ACTION,
     AIR_CARD,
@@ -52,55 +68,6 @@ from nertz_env.engine.state import (
     END_STALL,
     RUNNING,
 )
-
-
-@njit(cache=True, inline="always")
-def pop_source(s, b, p, src):
-    if src == NERTZ:
-        s.nertz_len[b, p] -= 1
-    elif src == WASTE:
-        s.waste_len[b, p] -= 1
-    else:
-        s.work_len[b, p, src - WORK_SOURCE] -= 1
-
-
-@njit(cache=True)
-def draw(s, b, p, n_draw):
-    """R4.1: turn up to ``n_draw`` cards one by one, or turn the waste over into a new stock."""
-    k = s.stock_len[b, p]
-    if k > 0:
-        m = min(n_draw, k)
-        w = s.waste_len[b, p]
-        for t in range(m):
-            s.waste[b, p, w + t] = s.stock[b, p, k - 1 - t]
-        s.stock_len[b, p] = k - m
-        s.waste_len[b, p] = w + m
-    else:
-        w = s.waste_len[b, p]
-        for t in range(w):
-            s.stock[b, p, t] = s.waste[b, p, w - 1 - t]
-        s.stock_len[b, p] = w
-        s.waste_len[b, p] = 0
-        s.stock_known[b, p] = True  # R9: the owner has now seen every card of the stock
-
-
-@njit(cache=True)
-def rotate_stock(s, b, p):
-    """R5 stall rule: the waste turned over goes under the stock, then the top card to the bottom."""
-    k, w = s.stock_len[b, p], s.waste_len[b, p]
-    n = k + w
-    if n == 0:
-        return
-    buf = np.empty(n, np.int8)
-    for t in range(w):
-        buf[t] = s.waste[b, p, w - 1 - t]
-    for t in range(k):
-        buf[w + t] = s.stock[b, p, t]
-    s.stock[b, p, 0] = buf[n - 1]
-    for t in range(n - 1):
-        s.stock[b, p, t + 1] = buf[t]
-    s.stock_len[b, p] = n
-    s.waste_len[b, p] = 0
 
 
 @njit(cache=True)
@@ -121,102 +88,6 @@ def stall_limit(s, b, cfg) -> int:
     return (most + 1) * period
 
 
-@njit(cache=True)
-def pick_winners(s, b, claimants, m, k, cfg, speed, won):
-    """R6: choose ``k`` of the ``m`` claimants; ``won[i]`` marks claimant ``claimants[i]``."""
-    for i in range(m):
-        won[i] = False
-    if cfg[C_COLLISION_SEAT] != 0:  # claimants are listed in seat order: lower seats win
-        for i in range(k):
-            won[i] = True
-        return
-    for _ in range(k):  # weighted draws without replacement from the game's stream
-        total = 0.0
-        for i in range(m):
-            if not won[i]:
-                total += speed[claimants[i]]
-        x = uniform(s.rng, b) * total
-        chosen = -1
-        for i in range(m):
-            if not won[i]:
-                chosen = i
-                x -= speed[claimants[i]]
-                if x < 0.0:
-                    break
-        won[chosen] = True
-
-
-@njit(cache=True)
-def resolve_builds(s, b, buf, cfg, speed):
-    """R4.8 races, on the start-of-tick table (R3). A Nertz pile takes no build in a tick in which
-    its owner plays from it (``reach``: any legal move of their Nertz top, whether or not it then
-    wins its own race): the owner's hand is on the pile, so every build onto it fails. Otherwise,
-    of several builds onto one pile one wins, chosen as in R6 (``collision``), since the first
-    card to land changes the top. The losers keep their cards and get the collision flag. Targets
-    are settled in seat order, so a random race draws from the game's stream after the R6 races.
-    ``buf`` is ``step``'s scratch: the winner's seat goes to ``pile``, failed builds become WAIT in
-    ``kind``."""
-    kind, src, dst, pile, claimants, won, reach = buf[0], buf[1], buf[2], buf[5], buf[6], buf[7], buf[9]
-    n_players = cfg[C_PLAYERS]
-    for t in range(n_players):  # a legal card move from the Nertz pile; R6 losers are WAIT now, flagged
-        moves = kind[t] == TO_FOUNDATION or kind[t] == TO_WORK or kind[t] == UNDER or kind[t] == TO_NERTZ
-        reach[t] = src[t] == NERTZ and (moves or s.collision[b, t])
-    for t in range(n_players):
-        m = 0
-        for q in range(n_players):
-            if kind[q] == TO_NERTZ and (q + dst[q]) % n_players == t:
-                claimants[m] = q
-                m += 1
-        if m == 0:
-            continue
-        if reach[t]:
-            for i in range(m):
-                won[i] = False
-        elif m > 1:
-            pick_winners(s, b, claimants, m, 1, cfg, speed, won)
-        else:
-            won[0] = True
-        for i in range(m):
-            q = claimants[i]
-            if won[i]:
-                s.won_race[b, q] = m > 1
-                pile[q] = t
-            else:
-                s.collision[b, q] = True
-                kind[q] = WAIT
-
-
-@njit(cache=True)
-def move_owners(s, b, buf):
-    """R1 under R4.8: before the cards of the tick move, the owner of each moving card goes to
-    ``buf[10]`` (foundations score it, R7) and to its place in the destination pile, all on the
-    start-of-tick piles as the card moves will find them (no one else touches a player's work piles,
-    and a Nertz pile takes at most one build and none while its owner plays from it)."""
-    kind, src, dst, cnt, pile, owner = buf[0], buf[1], buf[2], buf[3], buf[5], buf[10]
-    for p in range(kind.shape[0]):
-        kp, sp = kind[p], src[p]
-        if kp in (TO_FOUNDATION, TO_NERTZ, UNDER) or (kp == TO_WORK and sp < WORK_SOURCE):
-            owner[p] = source_owner(s, b, p, sp, 1)
-        if kp == TO_WORK:
-            j = dst[p]
-            h = s.work_len[b, p, j]
-            if sp >= WORK_SOURCE:  # a block keeps its owners in order
-                i, n = sp - WORK_SOURCE, cnt[p]
-                hi = s.work_len[b, p, i]
-                for t in range(n):
-                    s.work_owner[b, p, j, h + t] = s.work_owner[b, p, i, hi - n + t]
-            else:
-                s.work_owner[b, p, j, h] = owner[p]
-        elif kp == UNDER:
-            j = dst[p]
-            for t in range(s.work_len[b, p, j], 0, -1):
-                s.work_owner[b, p, j, t] = s.work_owner[b, p, j, t - 1]
-            s.work_owner[b, p, j, 0] = owner[p]
-        elif kp == TO_NERTZ:
-            t = pile[p]
-            s.nertz_owner[b, t, s.nertz_len[b, t]] = owner[p]
-
-
 @njit(cache=True, inline="always")
 def moving_card(s, b, p, kind, src, n) -> int:
     """The card a move carries (the first card of a block), or -1 for DRAW, CALL and WAIT."""
@@ -232,126 +103,76 @@ def _land(s, b, p, cfg, table, kind, src, dst, cnt):
     (its foundation pile was taken meanwhile), the card stays where it was, reported as a
     collision (R6). Otherwise it joins the tick's moves and their races."""
     a = s.air[b, p, AIR_ACTION]
-    k_, s_, d_, n_ = table[a, 0], table[a, 1], table[a, 2], table[a, 3]
+    move_kind, move_src = table[a, T_KIND], table[a, T_SOURCE]
+    move_dst, move_count = table[a, T_DEST], table[a, T_COUNT]
     s.air[b, p, AIR_TICKS] = 0
-    nt, wt, work, wl, tops, can_draw, any_empty = player_view(s, b, p, cfg[C_WORK])
+    nertz_top, waste_top, work, work_len, tops, can_draw, any_empty = player_view(s, b, p, cfg[C_WORK])
     if (
-        legal_row(k_, s_, d_, n_, nt, wt, work, wl, tops, can_draw, any_empty, cfg, b, p, s.nertz, s.nertz_len)
-        and moving_card(s, b, p, k_, s_, n_) == s.air[b, p, AIR_CARD]
+        legal_row(
+            move_kind, move_src, move_dst, move_count, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty,
+            cfg, b, p, s.nertz, s.nertz_len
+        )
+        and moving_card(s, b, p, move_kind, move_src, move_count) == s.air[b, p, AIR_CARD]
     ):
-        kind[p], src[p], dst[p], cnt[p] = k_, s_, d_, n_
+        kind[p], src[p], dst[p], cnt[p] = move_kind, move_src, move_dst, move_count
     else:  # R4.8: a move that cannot land leaves its pile as it was (no source), open to builds
         s.collision[b, p] = True
 
 
 @njit(cache=True, inline="always")
+def _apply_moves(s, b, buf, cfg) -> bool:
+    """Every move of the tick at once (R3): each changes only its owner's layout (the effects of
+    ``moves``) and its own foundation pile or Nertz pile (R4.2, R4.8). Returns whether any was
+    progress (R5): a card leaving a Nertz pile or the waste, or a card to a foundation."""
+    kind, src, dst, cnt, pile, owner = buf[KIND], buf[SOURCE], buf[DEST], buf[COUNT], buf[PILE], buf[OWNER]
+    n_found = s.n_found[b]
+    progress = False
+    for p in range(cfg[C_PLAYERS]):
+        kp = kind[p]
+        if kp == DRAW:
+            draw(s.stock[b], s.stock_len[b], s.waste[b], s.waste_len[b], s.stock_known[b], p, cfg[C_DRAW])
+        elif kp == CALL:
+            s.called[b, p] = True
+        elif kp != WAIT:
+            card = play_own_move(
+                kp, src[p], dst[p], cnt[p], s.nertz[b, p], s.nertz_len[b], s.waste[b, p], s.waste_len[b], p,
+                s.work[b, p], s.work_len[b, p],
+            )  # fmt: skip
+            if kp == TO_FOUNDATION:
+                f = pile[p]
+                if f < 0:  # R4.2: an ace starts a new pile
+                    f = n_found
+                    n_found += 1
+                    s.found_suit[b, f] = card // 13
+                h = s.found_len[b, f]
+                s.found[b, f, h] = owner[p] * 52 + card  # R1: the card's owner, scored by R7
+                s.found_len[b, f] = h + 1
+                lay_on_foundation_tops(s.found_tops[b], card)
+                s.on_found[b, owner[p]] += 1
+            elif kp == TO_NERTZ:  # R4.8: onto seat pile[p]'s Nertz pile (its owner is already there)
+                t = pile[p]
+                s.nertz[b, t, s.nertz_len[b, t]] = card
+                s.nertz_len[b, t] += 1
+            # R5: a block between work piles is no progress; every other card move is (a build
+            # onto a Nertz pile included, like a card leaving a Nertz pile or the waste)
+            progress = progress or not (kp == TO_WORK and src[p] >= WORK_SOURCE)
+    s.n_found[b] = n_found
+    return progress
+
+
+@njit(cache=True, inline="always")
 def _resolve(s, b, buf, cfg, speed) -> bool:
     """The foundation races (R6), the R4.8 build races, and then every move of the tick at once
-    (R3), for the moves ``kind, src, dst, cnt`` in rows 0-3 of ``buf`` (the other rows are
-    scratch, all zero). Returns whether any was progress (R5)."""
-    n_players = cfg[C_PLAYERS]
-    kind, src, dst, cnt, card = buf[0], buf[1], buf[2], buf[3], buf[4]
-    pile, claimants, won, done, owner = buf[5], buf[6], buf[7], buf[8], buf[10]
-    for p in range(n_players):
+    (R3), for the moves in rows KIND, SOURCE, DEST, COUNT of ``buf`` (the other rows are scratch,
+    all zero). Returns whether any was progress (R5)."""
+    owner = buf[OWNER]
+    for p in range(cfg[C_PLAYERS]):
         owner[p] = p
-    # R6: races for the same foundation card. Piles are chosen on the start-of-tick table, so
-    # the assignment is made before any card lands.
-    card[:] = -1
-    pile[:] = -1
-    for p in range(n_players):
-        if kind[p] == TO_FOUNDATION:
-            card[p] = source_card(s, b, p, src[p], 1)
-    n_found = s.n_found[b]
-    for p in range(n_players):
-        if card[p] < 0 or done[p] or rank(card[p]) == 1:  # R6: aces never collide
-            continue
-        m = 0
-        for q in range(p, n_players):
-            if card[q] >= 0 and not done[q] and card[q] == card[p]:
-                claimants[m] = q
-                m += 1
-                done[q] = True
-        suit, below_rank = card[p] // 13, rank(card[p]) - 1
-        k = min(m, np.int64(s.found_tops[b, suit, below_rank]))
-        if m > k:
-            pick_winners(s, b, claimants, m, k, cfg, speed, won)
-        else:
-            for i in range(m):
-                won[i] = True
-        f = 0
-        for i in range(m):  # winners in seat order take the matching piles in pile order
-            q = claimants[i]
-            if not won[i]:
-                s.collision[b, q] = True
-                kind[q] = WAIT
-                continue
-            s.won_race[b, q] = m > k
-            while not (s.found_suit[b, f] == suit and s.found_len[b, f] == below_rank):
-                f += 1
-            pile[q] = f
-            f += 1
+    foundation_races(s, b, buf, cfg, speed)
     if cfg[C_BUILDS] != 0:  # R4.8: races for the other players' Nertz piles, then where each card's owner goes
         resolve_builds(s, b, buf, cfg, speed)
         move_owners(s, b, buf)
-
-    # All moves resolve together (R3); each touches only its owner's layout and its own pile.
-    progress = False
-    for p in range(n_players):
-        kp = kind[p]
-        if kp == DRAW:
-            draw(s, b, p, cfg[C_DRAW])
-        elif kp == CALL:
-            s.called[b, p] = True
-        elif kp == TO_FOUNDATION:
-            c = card[p]
-            suit = c // 13
-            if pile[p] < 0:  # R4.2: an ace starts a new pile
-                f = n_found
-                n_found += 1
-                s.found_suit[b, f] = suit
-            else:
-                f = pile[p]
-            h = s.found_len[b, f]
-            s.found[b, f, h] = owner[p] * 52 + c  # R1: the card's owner, scored by R7
-            s.found_tops[b, suit, h] -= 1 if h > 0 else 0
-            s.found_len[b, f] = h + 1
-            s.found_tops[b, suit, h + 1] += 1
-            s.on_found[b, owner[p]] += 1
-            pop_source(s, b, p, src[p])
-            progress = True
-        elif kp == TO_WORK:
-            j, sp = dst[p], src[p]
-            h = s.work_len[b, p, j]
-            if sp >= WORK_SOURCE:  # a block of cnt cards keeps its order (work-to-work: no progress)
-                i = sp - WORK_SOURCE
-                hi = s.work_len[b, p, i]
-                for t in range(cnt[p]):
-                    s.work[b, p, j, h + t] = s.work[b, p, i, hi - cnt[p] + t]
-                s.work_len[b, p, i] = hi - cnt[p]
-                s.work_len[b, p, j] = h + cnt[p]
-            else:
-                s.work[b, p, j, h] = source_card(s, b, p, sp, 1)
-                s.work_len[b, p, j] = h + 1
-                pop_source(s, b, p, sp)
-                progress = True
-        elif kp == UNDER:  # R4.5
-            j = dst[p]
-            h = s.work_len[b, p, j]
-            for t in range(h, 0, -1):
-                s.work[b, p, j, t] = s.work[b, p, j, t - 1]
-            s.work[b, p, j, 0] = source_card(s, b, p, src[p], 1)
-            s.work_len[b, p, j] = h + 1
-            pop_source(s, b, p, src[p])
-            progress = True
-        elif kp == TO_NERTZ:  # R4.8: onto seat pile[p]'s Nertz pile (its owner is already there)
-            t = pile[p]
-            h = s.nertz_len[b, t]
-            s.nertz[b, t, h] = source_card(s, b, p, src[p], 1)
-            s.nertz_len[b, t] = h + 1
-            pop_source(s, b, p, src[p])
-            progress = True  # R5 reading: a build is progress (like a card leaving a Nertz pile or the waste)
-    s.n_found[b] = n_found
-    return progress
+    return _apply_moves(s, b, buf, cfg)
 
 
 @njit(cache=True, inline="always")
@@ -362,9 +183,7 @@ def _score(s, b, cfg) -> bool:
         if cfg[C_AUTO_CALL] != 0 and s.nertz_len[b, p] == 0:  # R4.6 auto_call
             s.called[b, p] = True
         any_call = any_call or s.called[b, p]
-        s.score[b, p] = (  # R7
-            s.on_found[b, p] - cfg[C_PENALTY] * s.nertz_len[b, p] + (cfg[C_BONUS] if s.called[b, p] else 0)
-        )
+        s.score[b, p] = r7_score(s.on_found[b, p], s.nertz_len[b, p], s.called[b, p], cfg[C_PENALTY], cfg[C_BONUS])
     return any_call
 
 
@@ -374,7 +193,8 @@ def _progress_in_air(s, b, table, n_players) -> bool:
     for p in range(n_players):
         if s.air[b, p, AIR_TICKS] > 0:
             a = s.air[b, p, AIR_ACTION]
-            if s.air[b, p, AIR_KIND] != DRAW and not (s.air[b, p, AIR_KIND] == TO_WORK and table[a, 1] >= WORK_SOURCE):
+            kind = s.air[b, p, AIR_KIND]
+            if kind != DRAW and not (kind == TO_WORK and table[a, T_SOURCE] >= WORK_SOURCE):
                 return True
     return False
 
@@ -384,8 +204,8 @@ def _tick_buffer(n_players):
     """``step``'s scratch rows (see there), all zero but the sources: a player with no move has
     none (-1), so only a move from a Nertz pile keeps builds off it (R4.8), whoever waits,
     acted illegally or could not land."""
-    buf = np.zeros((11, n_players), np.int64)
-    buf[1, :] = -1
+    buf = np.zeros((SCRATCH_ROWS, n_players), np.int64)
+    buf[SOURCE, :] = -1
     return buf
 
 
@@ -398,7 +218,7 @@ def _land_all(s, b, cfg, table, speed):
     landing = False
     for p in range(cfg[C_PLAYERS]):
         if s.air[b, p, AIR_TICKS] > 0:
-            _land(s, b, p, cfg, table, buf[0], buf[1], buf[2], buf[3])
+            _land(s, b, p, cfg, table, buf[KIND], buf[SOURCE], buf[DEST], buf[COUNT])
             landing = True
     if landing:
         _resolve(s, b, buf, cfg, speed)
@@ -420,7 +240,7 @@ def step(s, b, actions, cfg, table, speed):
     # One scratch allocation per tick: kind, src, dst, cnt, card, pile, claimants, won/done flags,
     # and for R4.8 who plays from their own Nertz pile and the owner of each moving card.
     buf = _tick_buffer(n_players)
-    kind, src, dst, cnt = buf[0], buf[1], buf[2], buf[3]
+    kind, src, dst, cnt = buf[KIND], buf[SOURCE], buf[DEST], buf[COUNT]
     nertz, nertz_len = s.nertz, s.nertz_len  # R4.8 targets, read once (no view, no count per player)
     timed = moves_take_time(cfg)
     turn = s.tick[b] % n_players if cfg[C_TURN_BASED] != 0 else -1
@@ -428,7 +248,7 @@ def step(s, b, actions, cfg, table, speed):
     for p in range(n_players):
         a = actions[p]
         if s.air[b, p, AIR_TICKS] > 0:  # move_ticks: only WAIT while the move is in the air
-            if a < 0 or a >= n_actions or table[a, 0] != WAIT:
+            if a < 0 or a >= n_actions or table[a, T_KIND] != WAIT:
                 s.illegal[b, p] = True
             if s.air[b, p, AIR_TICKS] == 1:
                 _land(s, b, p, cfg, table, kind, src, dst, cnt)
@@ -438,22 +258,25 @@ def step(s, b, actions, cfg, table, speed):
         if a < 0 or a >= n_actions:
             s.illegal[b, p] = True
             continue
-        k_, s_, d_, n_ = table[a, 0], table[a, 1], table[a, 2], table[a, 3]
-        if p != turn and turn >= 0 and k_ != WAIT:  # R3 turn_based: off turn only WAIT
+        move_kind, move_src = table[a, T_KIND], table[a, T_SOURCE]
+        move_dst, move_count = table[a, T_DEST], table[a, T_COUNT]
+        if p != turn and turn >= 0 and move_kind != WAIT:  # R3 turn_based: off turn only WAIT
             s.illegal[b, p] = True
             continue
-        # The rule is legal_row's; the player's view is read here rather than through legal(s, ...),
-        # whose passing of the whole state costs more than the check itself.
-        nt, wt, work, wl, tops, can_draw, any_empty = player_view(s, b, p, cfg[C_WORK])
-        if not legal_row(k_, s_, d_, n_, nt, wt, work, wl, tops, can_draw, any_empty, cfg, b, p, nertz, nertz_len):
+        # The rule is legal_row's, on the player's view of the table.
+        nertz_top, waste_top, work, work_len, tops, can_draw, any_empty = player_view(s, b, p, cfg[C_WORK])
+        if not legal_row(
+            move_kind, move_src, move_dst, move_count, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty,
+            cfg, b, p, nertz, nertz_len
+        ):
             s.illegal[b, p] = True
-        elif timed and cfg[C_TICKS + k_] > 1:  # move_ticks: it takes off now and lands later
-            s.air[b, p, AIR_TICKS] = cfg[C_TICKS + k_] - 1
+        elif timed and cfg[C_TICKS + move_kind] > 1:  # move_ticks: it takes off now and lands later
+            s.air[b, p, AIR_TICKS] = cfg[C_TICKS + move_kind] - 1
             s.air[b, p, AIR_ACTION] = a
-            s.air[b, p, AIR_KIND] = k_
-            s.air[b, p, AIR_CARD] = moving_card(s, b, p, k_, s_, n_)
+            s.air[b, p, AIR_KIND] = move_kind
+            s.air[b, p, AIR_CARD] = moving_card(s, b, p, move_kind, move_src, move_count)
         else:
-            kind[p], src[p], dst[p], cnt[p] = k_, s_, d_, n_
+            kind[p], src[p], dst[p], cnt[p] = move_kind, move_src, move_dst, move_count
 
     progress = _resolve(s, b, buf, cfg, speed)
     s.tick[b] += 1
@@ -472,7 +295,7 @@ def step(s, b, actions, cfg, table, speed):
                 s.ended[b] = END_STALL
             else:
                 for p in range(n_players):
-                    rotate_stock(s, b, p)
+                    rotate_stock(s.stock[b], s.stock_len[b], s.waste[b], s.waste_len[b], p)
                 s.rotations[b] += 1
                 s.since_progress[b] = 0
     if s.ended[b] == RUNNING and s.tick[b] >= cfg[C_MAX_CYCLES]:  # R5: truncation

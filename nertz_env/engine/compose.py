@@ -1,0 +1,124 @@
+"""One tick of one game, composed: the rules (``tick.step``), the match bookkeeping (R8), the
+rewards, the observations and the masks; and the deal of a game with its observations and masks.
+Every form of the game (``Game``, the vector env's batch kernels, the evaluation arena) plays its
+ticks through ``play_tick`` and deals through ``deal_game``; the illegal-action penalty is applied
+here and nowhere else. The batch kernels add the end-of-episode records and the same-step reset
+(``nertz_env.engine.batch``).
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from nertz_env.engine.constants import (
+    C_EPISODE,
+    C_PARTNERS,
+    C_PLAYERS,
+    C_REWARD,
+    REWARD_RELATIVE,
+    REWARD_SPARSE,
+)
+from nertz_env.engine.core import deal, partner_of, shuffle_deal
+from nertz_env.engine.masks import legal_masks
+from nertz_env.engine.match import episode_over, match_step, n_teams, running_value
+from nertz_env.engine.observe import observe_game
+from nertz_env.engine.state import (
+    RUNNING,
+)
+from nertz_env.engine.tick import step
+
+# What ``play_tick`` does besides the rules (bits of its ``flags``): keep the R8 match books (add
+# an ended hand to the totals and deal the next one), and write rewards, observations and masks.
+PLAY_MATCH, PLAY_OBSERVE = 1, 2
+
+
+@njit(cache=True)
+def rewards(s, b, prev_score, cfg, out):
+    """Rewards of the tick that moved the scores from ``prev_score`` (option ``reward``);
+    ``prev_score`` holds ``match.running_value`` before the tick (the scores, in a single hand)."""
+    n_players = cfg[C_PLAYERS]
+    mode = cfg[C_REWARD]
+    if cfg[C_EPISODE] != 0 or cfg[C_PARTNERS] != 0:
+        _r8_rewards(s, b, prev_score, cfg, out)
+        return
+    total = 0.0
+    for p in range(n_players):
+        if mode == REWARD_SPARSE:
+            out[p] = s.score[b, p] if s.ended[b] != RUNNING else 0
+        else:
+            out[p] = s.score[b, p] - prev_score[p]
+        total += out[p]
+    if mode == REWARD_RELATIVE:
+        for p in range(n_players):
+            out[p] = out[p] - (total - out[p]) / (n_players - 1)
+
+
+@njit(cache=True)
+def _r8_rewards(s, b, prev_score, cfg, out):
+    """``rewards`` with partners or matches (R8). A match's running value is its totals plus the
+    hand in play, so dense rewards run across hands; sparse pays the totals when the match ends.
+    With partners each player is paid their team's figure (both partners' summed), and relative
+    is the team's figure minus the mean of the other teams'."""
+    n_players = cfg[C_PLAYERS]
+    mode = cfg[C_REWARD]
+    over = episode_over(s, b, cfg)
+    for p in range(n_players):
+        value = running_value(s, b, p, cfg)
+        if mode == REWARD_SPARSE:
+            out[p] = value if over else 0
+        else:
+            out[p] = value - prev_score[p]
+    if cfg[C_PARTNERS] != 0:
+        for p in range(n_players // 2):
+            team = out[p] + out[partner_of(p, n_players)]
+            out[p] = team
+            out[partner_of(p, n_players)] = team
+    if mode == REWARD_RELATIVE:
+        teams = n_teams(cfg)
+        total = 0.0
+        for t in range(teams):  # seat t plays in team t
+            total += out[t]
+        for p in range(n_players):
+            out[p] = out[p] - (total - out[p]) / (teams - 1)
+
+
+@njit(cache=True, inline="always")
+def play_tick(s, b, actions, cfg, table, speed, plan, penalty, flags, obs, masks, reward_out, prev_score):
+    """Game ``b``: one tick (R3) of the ``actions[P]``; with ``PLAY_MATCH`` the R8 books (an ended
+    hand of a match is added to the totals and the next one dealt); with ``PLAY_OBSERVE`` the
+    rewards into ``reward_out[P]``, less ``penalty`` for an illegal action, then every player's
+    observation and mask into ``obs[P, D]`` and ``masks[P, N]`` (``prev_score[P]`` is scratch)."""
+    n_players = cfg[C_PLAYERS]
+    observe = flags & PLAY_OBSERVE != 0
+    if observe:
+        for p in range(n_players):
+            prev_score[p] = running_value(s, b, p, cfg)
+    step(s, b, actions, cfg, table, speed)
+    if cfg[C_EPISODE] != 0 and flags & PLAY_MATCH != 0:
+        match_step(s, b, cfg)
+    if observe:
+        rewards(s, b, prev_score, cfg, reward_out)
+        for p in range(n_players):
+            if s.illegal[b, p]:
+                reward_out[p] -= penalty
+        observe_game(s, b, cfg, obs)
+        legal_masks(s, b, cfg, table, plan, masks)
+
+
+@njit(cache=True)
+def deal_game(s, b, decks, cfg, table, plan, obs, masks):
+    """Deal game ``b`` (R2): the R10 ``decks[P, 52]``, or with no rows a shuffle from the game's
+    own stream; then its observations and masks. The match (R8) must be started first
+    (``match.start_match``)."""
+    if decks.shape[0] == 0:
+        shuffle_deal(s, b, cfg)
+    else:
+        deal(s, b, decks, cfg)
+    observe_and_mask(s, b, cfg, table, plan, obs, masks)
+
+
+@njit(cache=True)
+def observe_and_mask(s, b, cfg, table, plan, obs, masks):
+    """Game ``b``'s observations ``obs[P, D]`` and masks ``masks[P, N]``."""
+    observe_game(s, b, cfg, obs)
+    legal_masks(s, b, cfg, table, plan, masks)

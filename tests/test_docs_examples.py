@@ -1,0 +1,27 @@
+"""The code shown in the documentation runs: every script under docs/examples (the environment
+page's usage section includes them verbatim) plays a whole hand to its end."""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "docs" / "examples").glob("*.py"))
+
+
+def test_examples_exist():
+    assert {p.name for p in EXAMPLES} >= {"usage_aec.py", "usage_parallel.py"}
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_example_plays_a_whole_hand(path, capsys):
+    namespace = runpy.run_path(str(path), run_name="__main__")
+    env = namespace["env"]
+    assert env.agents == []  # every agent has ended (R5: all agents end together)
+    assert len(env.possible_agents) == 4
+    if "infos" in namespace:
+        infos = namespace["infos"]
+        assert infos["player_0"]["end_reason"] in {"call", "stall", "max_cycles"}
+        assert str(infos["player_0"]["end_reason"]) in capsys.readouterr().out

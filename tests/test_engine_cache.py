@@ -1,0 +1,123 @@
+"""The compiled-code cache is always right: an edit to any engine source reaches every kernel that
+inlines it (no stale code, no manual step), the serial and threaded kernels cache apart, and an
+install whose folders are not writable still imports and runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from nertz_env import engine
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Plays a few ticks through the parallel env and the vector env and reports whether any mask ever
+# allowed a card onto a non-empty work pile (R4.3 builds).
+PROBE = textwrap.dedent(
+    """
+    import json, numpy as np
+    from nertz_env import nertz_v0
+    from nertz_env.vector import NertzVectorEnv
+    env = nertz_v0.parallel_env(num_players=2)
+    names = env.unwrapped.action_names
+    builds = [a for a, n in enumerate(names) if ">work" in n]
+    obs, _ = env.reset(seed=0)
+    parallel_builds = 0
+    for _ in range(60):
+        for agent in env.agents:
+            pile = {a: int(n.split(">work")[1].split(":")[0]) for a, n in enumerate(names) if ">work" in n}
+            snap = env.unwrapped.snapshot()["players"][int(agent[-1])]["work"]
+            parallel_builds += sum(1 for a in builds if obs[agent]["action_mask"][a] and snap[pile[a]])
+        obs, *_ = env.step({a: env.action_space(a).sample(obs[a]["action_mask"]) for a in env.agents})
+        if not env.agents:
+            break
+    venv = NertzVectorEnv(8, num_players=2, seed=0)
+    venv.reset()
+    vector_builds = 0
+    for _ in range(60):
+        work_len = venv.state.work_len.copy()
+        masks = venv.action_masks
+        for a in builds:
+            dst = int(names[a].split(">work")[1].split(":")[0])
+            vector_builds += int((masks[:, :, a].astype(bool) & (work_len[:, :, dst] > 0)).sum())
+        venv.step(venv.sample_actions())
+    print(json.dumps({"parallel": parallel_builds, "vector": vector_builds}))
+    """
+)
+
+
+def _run(cwd: Path, code: str, env: dict | None = None) -> str:
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=900,
+        env={**os.environ, "PYTHONPATH": str(cwd), **(env or {})},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+@pytest.mark.slow
+def test_an_engine_edit_reaches_every_kernel_with_a_warm_cache(tmp_path):
+    """Warm the cache on a copy of the package, then edit ``builds_on`` (R4.3) in the copy's
+    ``core.py``: the parallel env and the vector env, whose kernels inline it from other files,
+    both follow the edit."""
+    shutil.copytree(ROOT / "nertz_env", tmp_path / "nertz_env", ignore=shutil.ignore_patterns("__pycache__"))
+    before = json.loads(_run(tmp_path, PROBE))
+    assert before["parallel"] > 0 and before["vector"] > 0  # builds happen under the real rule
+    core = tmp_path / "nertz_env" / "engine" / "core.py"
+    text = core.read_text()
+    rule = "return rank(card) == rank(onto) - 1 and red(card) != red(onto)"
+    assert rule in text
+    core.write_text(text.replace(rule, "return False  # edited: no builds"))
+    after = json.loads(_run(tmp_path, PROBE))
+    assert after == {"parallel": 0, "vector": 0}, "a kernel linked stale compiled code"
+
+
+def test_serial_and_threaded_kernels_cache_apart():
+    pairs = [
+        (engine.step_batch, engine.step_batch_threaded),
+        (engine.deal_batch, engine.deal_batch_threaded),
+        (engine.sample_legal_rows, engine.sample_legal_rows_threaded),
+    ]
+    for serial, threaded in pairs:
+        assert not serial.targetoptions.get("parallel") and threaded.targetoptions.get("parallel")
+        assert serial._cache._cache_file._index_name != threaded._cache._cache_file._index_name
+
+
+def test_every_kernel_is_stamped_with_the_engine_fingerprint():
+    from nertz_env.agents import _search
+    from nertz_env.engine import cache, tick
+
+    stamp = tick.step._cache._cache_file._source_stamp
+    assert isinstance(stamp, tuple) and stamp[1] == cache.fingerprint()
+    agents_stamp = _search.score_moves._cache._cache_file._source_stamp
+    assert agents_stamp[1] == cache.fingerprint([Path(_search.__file__).parent])
+
+
+def test_a_read_only_install_still_imports_and_runs(tmp_path):
+    """Neither the package folder nor the user's cache folder can be written (here: a file stands
+    where each folder would be made): the cache falls back to a private temporary folder."""
+    shutil.copytree(ROOT / "nertz_env", tmp_path / "pkg" / "nertz_env", ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in (tmp_path / "pkg" / "nertz_env").rglob("*"):
+        if folder.is_dir():
+            (folder / "__pycache__").write_text("not a folder")
+    (tmp_path / "home").write_text("not a folder")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    code = "from nertz_env import engine; import numba; print(numba.config.CACHE_DIR); "
+    code += "print(engine.r7_score(3, 2, 1, 2, 9))"
+    env = {"XDG_CACHE_HOME": str(tmp_path / "home" / "cache"), "HOME": str(tmp_path / "home"), "TMPDIR": str(temp)}
+    clean = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path / "pkg", capture_output=True, text=True, timeout=600,
+        env={**clean, "PYTHONPATH": str(tmp_path / "pkg"), **env},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.splitlines() == [str(temp / f"nertz_env-numba-{os.getuid()}"), str(3 - 2 * 2 + 9)]
+    assert any(temp.rglob("*.nbi")), "nothing was cached in the fallback folder"
