@@ -3,6 +3,10 @@
 Registered as ``nertz_env/NertzSingle-v0``::
 
     env = gymnasium.make("nertz_env/NertzSingle-v0", opponents=["greedy", "heuristic", "greedy"])
+    envs = gymnasium.make_vec("nertz_env/NertzSingle-v0", num_envs=64, opponents=["greedy"] * 3)
+
+``make_vec`` builds ``make_vector``'s ``nertz_env.gym_vector.NertzGymVectorEnv``: the learner at
+seat 0 of every game, all games stepped by the compiled engine at once.
 
 The observation is the learner's egocentric int8 vector (R9, the same as ``nertz_v0``'s
 ``"observation"``); ``action_masks()`` returns its legal actions (R4), which is what sb3-contrib's
@@ -22,10 +26,13 @@ from gymnasium import spaces
 
 from nertz_env.config import NertzConfig
 from nertz_env.game import Game, check_reset_options
+from nertz_env.gym_vector import NertzGymVectorEnv
+from nertz_env.infos import infos, outcome
+from nertz_env.render import render_rgb, render_text
 
 
 class NertzSingleAgentEnv(gymnasium.Env):
-    metadata = {"render_modes": ["ansi"], "render_fps": 2}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
 
     def __init__(
         self,
@@ -43,8 +50,8 @@ class NertzSingleAgentEnv(gymnasium.Env):
             )
         if seat != "random" and (not isinstance(seat, int) or not 0 <= seat < self.config.num_players):
             raise ValueError(f"invalid seat={seat!r}: accepted 'random' or 0..{self.config.num_players - 1}")
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"invalid render_mode={render_mode!r}: accepted None or 'ansi'")
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"invalid render_mode={render_mode!r}: accepted None, 'ansi' or 'rgb_array'")
         self.game = Game(self.config, illegal_action_penalty=illegal_action_penalty)
         self.opponents = [self._agent(o, k) for k, o in enumerate(opponents)]
         self.seat_option = seat
@@ -73,7 +80,7 @@ class NertzSingleAgentEnv(gymnasium.Env):
             self.game.reset(decks=(options or {}).get("decks"))
         p = self.config.num_players
         self.seat = int(self.np_random.integers(p)) if self.seat_option == "random" else int(self.seat_option)
-        return self.game.obs[self.seat].copy(), {"seat": self.seat, "score": int(self.game.scores[self.seat])}
+        return self.game.obs[self.seat].copy(), self._info(after_step=False)
 
     def action_masks(self) -> np.ndarray:
         return self.game.masks[self.seat].astype(bool)
@@ -90,27 +97,54 @@ class NertzSingleAgentEnv(gymnasium.Env):
             self._actions[s] = agent.act_batch(g.obs[s : s + 1], g.masks[s : s + 1])[0]
         self._actions[self.seat] = a
         g.step(self._actions)
-        st = g.state
-        illegal = bool(st.illegal[0, self.seat])
         reward = float(g.rewards[self.seat])  # the penalty of an illegal action included
-        reason = g.end_reason
-        info = {
-            "score": int(st.score[0, self.seat]),
-            "collision": bool(st.collision[0, self.seat]),
-            "illegal_action": illegal,
-            "seat": self.seat,
-        }
-        if g.is_match:  # R8: the episode is the match
-            info["total"] = int(g.totals[self.seat])
-            info["hand_over"] = g.hand_over
-        if reason is not None:
-            final = g.totals if g.is_match else st.score[0]
-            info.update(final_scores=[int(x) for x in final], end_reason=reason, callers=g.callers())
-        return g.obs[self.seat].copy(), reward, g.terminated, g.truncated, info
+        return g.obs[self.seat].copy(), reward, g.terminated, g.truncated, self._info(after_step=True)
+
+    def _info(self, after_step: bool) -> dict[str, Any]:
+        """The learner's ``nertz_v0`` info (the same numeric keys at reset and every step, see
+        ``nertz_env.infos``) and its ``seat``."""
+        agents = [f"player_{p}" for p in range(self.config.num_players)]
+        info = infos(self.game, agents, after_step)[agents[self.seat]]
+        info["seat"] = self.seat
+        return info
+
+    def outcome(self) -> dict[str, Any] | None:
+        """The ended hand (or match) by name, as ``nertz_v0``'s ``outcome()``; None while it runs."""
+        return outcome(self.game, [f"player_{p}" for p in range(self.config.num_players)])
 
     def render(self):
         if self.render_mode == "ansi":
-            from nertz_env.render import render_text
-
             return render_text(self.game.snapshot())
+        if self.render_mode == "rgb_array":
+            st = self.game.state
+            events = {"collision": st.collision[0].tolist(), "won_race": st.won_race[0].tolist()}
+            return render_rgb(self.game.snapshot(), events)
         return None
+
+
+def make_vector(
+    num_envs: int = 8,
+    opponents: Sequence[Any] = ("greedy", "greedy", "greedy"),
+    seed: int | None = None,
+    **options: Any,
+) -> NertzGymVectorEnv:
+    """``num_envs`` games, the learner at seat 0 of each and ``opponents`` (agent names or specs
+    as ``nertz_env.agents.make_spec`` reads them, or agent objects) at seats 1.. (the vector entry
+    point of ``nertz_env/NertzSingle-v0``). Seats with the same name share one agent, asked once
+    for all its seats. ``options``: ``NertzGymVectorEnv``'s (rule options, ``observation_dtype``...)."""
+    from nertz_env import agents
+
+    players = options.setdefault("num_players", len(opponents) + 1)
+    if len(opponents) != players - 1:
+        raise ValueError(f"{players} players need {players - 1} opponents, got {len(opponents)}")
+    env_only = ("observation_dtype", "num_threads", "illegal_action_penalty")
+    rules = {k: v for k, v in options.items() if k not in env_only}
+    config = NertzConfig.from_kwargs(**rules)
+    by_name: dict[str, Any] = {}
+    seats: dict[int, Any] = {}
+    for k, spec in enumerate(opponents, start=1):
+        if hasattr(spec, "act_batch"):
+            seats[k] = spec
+        else:
+            seats[k] = by_name.setdefault(str(spec), agents.make_spec(str(spec), seed=k, config=config))
+    return NertzGymVectorEnv(num_envs, seats, seed=seed, **options)

@@ -15,7 +15,14 @@ a. ``nertz_v0`` through the PettingZoo parallel API, 4 players;
 b. ``NertzVectorEnv`` at several batch sizes, observations and masks included;
 c. the rules engine alone: ``tick.step`` and the redeal of ended hands, replaying the actions
    recorded in (b), no observations, masks or rewards;
-d. peers, when installed (``pip install 'nertz-env[bench]'`` and pygame for PettingZoo's classic
+d. the standard doors to the batched engine, each beside the wrapped parallel env (when torchrl is
+   installed): TorchRL's ``PettingZooWrapper`` over ``nertz_v0`` against the native
+   ``NertzTorchRLEnv`` (both stepped by ``step_and_maybe_reset``, as TorchRL's collectors do, with
+   actions from the compiled sampler on the tensordict's masks; float32 observations, ``state``
+   included, and once with int8 observations and no ``state``); Gymnasium's ``SyncVectorEnv`` of
+   ``NertzSingle-v0`` (three ``random`` opponents) against ``NertzGymVectorEnv`` (self-play, every
+   seat a sub-env); every seat's action counts as an agent-step;
+e. peers, when installed (``pip install 'nertz-env[bench]'`` and pygame for PettingZoo's classic
    envs): PettingZoo ``leduc_holdem_v4`` and ``texas_holdem_no_limit_v6`` (AEC), OpenSpiel's C++
    ``hearts`` and ``crazy_eights`` (4 players) with the acting player's observation tensor built
    every step (``hearts`` has no observation tensor: its information-state tensor is built).
@@ -23,11 +30,13 @@ d. peers, when installed (``pip install 'nertz-env[bench]'`` and pygame for Pett
 Also the numba compile time of the vector env on first use, measured in a subprocess with an
 empty ``NUMBA_CACHE_DIR``, and the start-up once the cache is filled.
 
-Usage: ``nertz bench [--json out.json] [--repeats 5] [--quick]`` (or ``python -m nertz_env.benchmarks.throughput``)
+Usage: ``nertz bench [--json out.json] [--repeats 5] [--quick] [--doors-only]`` (or
+``python -m nertz_env.benchmarks.throughput``)
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import json
 import os
@@ -271,31 +280,8 @@ def table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None, prog: str = "nertz bench") -> int:
-    from nertz_env.cli_checks import Parser, at_least, number_from, output_file
-
-    ap = Parser(prog=prog, description=__doc__.split("\n\n")[0])
-    ap.add_argument("--json", metavar="PATH", type=output_file(), help="also write the results as JSON")
-    ap.add_argument("--repeats", type=at_least(1), default=5, help="runs per figure (the median is reported)")
-    ap.add_argument("--seconds", type=number_from(0, inclusive=False), default=1.0, help="wall-clock seconds per run")
-    ap.add_argument("--quick", action="store_true", help="2 repeats of 0.3 s, batch sizes 64 and 1024, no compile run")
-    ap.add_argument("--threads", type=at_least(1), default=1, help="also run the vector env with this many threads")
-    ap.add_argument("--batch-sizes", type=at_least(1), nargs="*", default=None, help=f"default {BATCH_SIZES}")
-    args = ap.parse_args(argv)
-    repeats, seconds = (2, 0.3) if args.quick else (args.repeats, args.seconds)
-    batches = args.batch_sizes or ((64, 1024) if args.quick else BATCH_SIZES)
-
-    results: list[dict[str, Any]] = []
-
-    def add(name: str, group: str, result: dict[str, Any] | str, short: str = "") -> None:
-        row = {"name": name, "group": group, "short": short}
-        row.update(result if isinstance(result, dict) else {"skipped": result})
-        results.append(row)
-        figure = f"{row['agent_steps_per_s']:,.0f} agent-steps/s" if "agent_steps_per_s" in row else row["skipped"]
-        print(f"  {name}: {figure}", file=sys.stderr, flush=True)
-
-    print(f"measuring (medians of {repeats} runs of {seconds:.1f} s)...", file=sys.stderr)
-    add("nertz_v0 parallel API, 4 players", "nertz", nertz_parallel(repeats, seconds))
+def others(args: argparse.Namespace, batches: Sequence[int], repeats: int, seconds: float, add: Callable) -> Any:
+    """The vector env, the engine alone, the peers and the compile time."""
     for b in batches:
         add(f"NertzVectorEnv B={b}, obs+masks", "nertz", nertz_vector(b, repeats, seconds))
     if args.threads > 1:
@@ -317,6 +303,51 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz bench") -> int:
     if not args.quick:
         print("measuring compile time in a subprocess with an empty NUMBA_CACHE_DIR...", file=sys.stderr)
         compile_info = compile_time()
+    return compile_info
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "nertz bench") -> int:
+    from nertz_env.cli_checks import Parser, at_least, number_from, output_file
+
+    ap = Parser(prog=prog, description=__doc__.split("\n\n")[0])
+    ap.add_argument("--json", metavar="PATH", type=output_file(), help="also write the results as JSON")
+    ap.add_argument("--repeats", type=at_least(1), default=5, help="runs per figure (the median is reported)")
+    ap.add_argument("--seconds", type=number_from(0, inclusive=False), default=1.0, help="wall-clock seconds per run")
+    ap.add_argument("--quick", action="store_true", help="2 repeats of 0.3 s, batch sizes 64 and 1024, no compile run")
+    ap.add_argument("--threads", type=at_least(1), default=1, help="also run the vector env with this many threads")
+    ap.add_argument("--batch-sizes", type=at_least(1), nargs="*", default=None, help=f"default {BATCH_SIZES}")
+    ap.add_argument(
+        "--door-batch", type=at_least(1), default=1024, help="games of the TorchRL and Gymnasium batched envs"
+    )
+    ap.add_argument(
+        "--doors-only", action="store_true", help="only the TorchRL and Gymnasium rows (with the parallel API's)"
+    )
+    args = ap.parse_args(argv)
+    repeats, seconds = (2, 0.3) if args.quick else (args.repeats, args.seconds)
+    batches = args.batch_sizes or ((64, 1024) if args.quick else BATCH_SIZES)
+
+    results: list[dict[str, Any]] = []
+
+    def add(name: str, group: str, result: dict[str, Any] | str, short: str = "") -> None:
+        row = {"name": name, "group": group, "short": short}
+        row.update(result if isinstance(result, dict) else {"skipped": result})
+        results.append(row)
+        figure = f"{row['agent_steps_per_s']:,.0f} agent-steps/s" if "agent_steps_per_s" in row else row["skipped"]
+        print(f"  {name}: {figure}", file=sys.stderr, flush=True)
+
+    print(f"measuring (medians of {repeats} runs of {seconds:.1f} s)...", file=sys.stderr)
+    add("nertz_v0 parallel API, 4 players", "nertz", nertz_parallel(repeats, seconds))
+    from nertz_env.benchmarks.doors import gym_vector_env, torchrl_env
+
+    b = args.door_batch
+    add("TorchRL PettingZooWrapper(nertz_v0)", "nertz", torchrl_env(False, b, repeats, seconds))
+    add(f"NertzTorchRLEnv B={b} (TorchRL EnvBase)", "nertz", torchrl_env(True, b, repeats, seconds))
+    add(f"NertzTorchRLEnv B={b}, int8, no state", "nertz", torchrl_env(True, b, repeats, seconds, lean=True))
+    add("Gymnasium SyncVectorEnv(NertzSingle) x8", "nertz", gym_vector_env(False, 8, repeats, seconds))
+    add(f"NertzGymVectorEnv B={b} (Gymnasium VectorEnv)", "nertz", gym_vector_env(True, b, repeats, seconds))
+    if args.doors_only:  # the batched env itself, for reference
+        add(f"NertzVectorEnv B={b}, obs+masks", "nertz", nertz_vector(b, repeats, seconds))
+    compile_info = "skipped (--doors-only)" if args.doors_only else others(args, batches, repeats, seconds, add)
     print()
     print(table(results))
     print()

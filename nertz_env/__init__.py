@@ -9,5 +9,9 @@ __version__ = "0.1.0"
 import gymnasium as _gymnasium
 
 if "nertz_env/NertzSingle-v0" not in _gymnasium.registry:
-    _gymnasium.register(id="nertz_env/NertzSingle-v0", entry_point="nertz_env.agents.single_env:NertzSingleAgentEnv")
+    _gymnasium.register(
+        id="nertz_env/NertzSingle-v0",
+        entry_point="nertz_env.agents.single_env:NertzSingleAgentEnv",
+        vector_entry_point="nertz_env.agents.single_env:make_vector",
+    )
 __all__ = ["ActionCatalogue", "NertzConfig", "ObservationLayout", "__version__"]

@@ -60,8 +60,8 @@ pays the final totals when the match ends, relative is dense minus the opponents
 ## Starting State and Episode End
 Each player deals from their own shuffled deck (R2), or from R10 fixed decks passed as
 `reset(options={"decks": [...]})`. The hand ends at the end of the tick in which someone calls
-(terminated, `end_reason="call"`), when the stall rule gives up (terminated, `"stall"`, R5), or
-after `max_cycles` ticks (truncated, `"max_cycles"`). All agents end together.
+(terminated, `end_reason` 1, `"call"`), when the stall rule gives up (terminated, 2, `"stall"`,
+R5), or after `max_cycles` ticks (truncated, 3, `"max_cycles"`). All agents end together.
 
 With `episode="match"` (R8) an episode is a whole match: hands are played until a total reaches
 `target_score` (or `hands=N` are played); the highest total wins, a tie goes to the higher score in
@@ -70,7 +70,7 @@ the last hand, and if still tied another hand is played (everyone plays it, only
 target wins), `"spread"` (German Nerts: also ends when highest minus lowest total reaches the
 target), `"exceed"` (Nerds: a total must go above the target).
 The step in which a hand ends returns the next hand's first observation (dealt from the env's own
-seeded stream) with the finished hand in the infos (`hand_over`, `hand_scores`, `totals`, ...).
+seeded stream) with the finished hand in the infos (`hand_over`, `hand_score`, `total`, ...).
 The decided match terminates; a match still undecided after `max_hands` hands is truncated.
 `max_cycles` still bounds each hand (such a hand just ends). The observation gains the `match.*`
 section (exact totals), and with partners a `partner` section.
@@ -79,12 +79,20 @@ Presets: `parallel_env(preset="snerts", **overrides)` starts from a named rule s
 `nertz_env.config.PRESETS` (`standard`, `snerts`, `nerds`, `nerts`, `pounce`, `racing_demon`,
 `family`).
 
+## Infos
+One flat dict of numbers per agent, the same keys at `reset` and at every step (`score`,
+`collision`, `won_race`, `illegal_action`, `called`, `end_reason` as a code into `END_REASONS`,
+`final_score`, and the R8 figures): see `nertz_env.infos`. `env.unwrapped.outcome()` gives the
+ended episode by name, `env.unwrapped.last_hand()` a match's last hand.
+
 ## Arguments
 `num_players`, every rule option of `nertz_env.NertzConfig` (or `config=NertzConfig(...)`),
 `preset` (a rule set the other options override), `render_mode` (`"ansi"`, `"human"` or
-`"rgb_array"`), `record` (keep a `Recording` of each
-hand in `env.unwrapped.recording`, for `nertz_env.replay.save_replay`), `strict` (raise on an
-illegal action instead of playing WAIT), `illegal_action_penalty`.
+`"rgb_array"`), `record` (keep a `Recording` of each hand in `env.unwrapped.recording`, for
+`nertz_env.replay.save_replay`), `strict` (raise on an illegal action instead of playing WAIT),
+`illegal_action_penalty`, `observation_dtype` (`"int8"`, or `"float32"` for the observation and
+`state()`), `info_action_mask` (True: also put each agent's mask in `infos[agent]["action_mask"]`;
+`"only"`: there only, as a list of 0/1, the observation being the bare vector, as AgileRL wants).
 
 ## Version History
 * v0: first release.
@@ -101,22 +109,29 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
-from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
+from pettingzoo.utils.conversions import parallel_to_aec_wrapper
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
+from nertz_env import infos as _infos
 from nertz_env.config import NertzConfig
 from nertz_env.game import Game, check_reset_options
+from nertz_env.infos import END_REASONS
+from nertz_env.options import ObservationDtype, RuleOptions
+from nertz_env.options import observation_dtype as _observation_dtype
 from nertz_env.render import render_rgb, render_text
 from nertz_env.replay import Recording, start_recording
 from nertz_env.turn_based import NertzTurnBasedEnv
 
-__all__ = ["NertzParallelEnv", "env", "parallel_env", "raw_env"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["END_REASONS", "NertzParallelEnv", "env", "parallel_env", "raw_env"]
 
 
 class NertzParallelEnv(ParallelEnv):
@@ -132,12 +147,14 @@ class NertzParallelEnv(ParallelEnv):
     def __init__(
         self,
         num_players: int | None = None,
-        render_mode: str | None = None,
+        render_mode: Literal["ansi", "human", "rgb_array"] | None = None,
         strict: bool = False,
         illegal_action_penalty: float = 0.0,
         record: bool = False,
         config: NertzConfig | None = None,
-        **rules: Any,
+        observation_dtype: ObservationDtype = "int8",
+        info_action_mask: bool | Literal["only"] = False,
+        **rules: Unpack[RuleOptions],
     ):
         if config is None:
             config = NertzConfig.from_kwargs(**rules, **({} if num_players is None else {"num_players": num_players}))
@@ -147,10 +164,14 @@ class NertzParallelEnv(ParallelEnv):
             raise ValueError(f"invalid render_mode={render_mode!r}: accepted None, 'ansi', 'human' or 'rgb_array'")
         if not isinstance(illegal_action_penalty, (int, float)) or not np.isfinite(illegal_action_penalty):
             raise ValueError(f"invalid illegal_action_penalty={illegal_action_penalty!r}: accepted a finite number")
+        if info_action_mask not in (True, False, "only"):
+            raise ValueError(f"invalid info_action_mask={info_action_mask!r}: accepted False, True or 'only'")
         self.config = config
         self.render_mode = render_mode
         self.strict = bool(strict)
         self.illegal_action_penalty = float(illegal_action_penalty)
+        self.observation_dtype = _observation_dtype(observation_dtype)
+        self.info_action_mask = info_action_mask if info_action_mask == "only" else bool(info_action_mask)
         self.game = Game(config, illegal_action_penalty=self.illegal_action_penalty)
         self.record = bool(record)
         self.recording: Recording | None = None
@@ -159,18 +180,13 @@ class NertzParallelEnv(ParallelEnv):
         self.agents: list[str] = []
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
         n = len(self.game.catalogue)
-        lay = self.observation_layout
-        self.observation_spaces = {
-            a: spaces.Dict(
-                {
-                    "observation": spaces.Box(0, lay.high, (lay.size,), np.int8),
-                    "action_mask": spaces.Box(0, 1, (n,), np.int8),
-                }
-            )
-            for a in self.possible_agents
-        }
+        lay, dt = self.observation_layout, self.observation_dtype
+        box = spaces.Box(0, lay.high.astype(dt), (lay.size,), dt)
+        space = spaces.Dict({"observation": box, "action_mask": spaces.Box(0, 1, (n,), np.int8)})
+        space = box if self.info_action_mask == "only" else space
+        self.observation_spaces = dict.fromkeys(self.possible_agents, space)
         self.action_spaces = {a: spaces.Discrete(n) for a in self.possible_agents}
-        self.state_space = spaces.Box(0, lay.state_high, (lay.state_size,), np.int8)
+        self.state_space = spaces.Box(0, lay.state_high.astype(dt), (lay.state_size,), dt)
         self._actions = np.zeros(config.num_players, np.int64)
         self._dealt = False
 
@@ -209,7 +225,7 @@ class NertzParallelEnv(ParallelEnv):
         if self.record:
             self.recording = start_recording(self.game)
         obs = self._observations()
-        infos = {a: self._r8_info(i, {"score": int(self.game.scores[i])}) for i, a in enumerate(self.agents)}
+        infos = self._infos(after_step=False)
         if self.render_mode == "human":
             self.render()
         return obs, infos
@@ -241,82 +257,46 @@ class NertzParallelEnv(ParallelEnv):
         if self.recording is not None:
             self.recording.actions.append([self.action_names[a] for a in self._actions])
 
-        g, st = self.game, self.game.state
+        g = self.game
         obs = self._observations()
+        infos = self._infos(after_step=True)
         rewards = {}
-        infos = {}
         for i, agent in enumerate(self.agents):
-            illegal = bool(st.illegal[0, i])
             rewards[agent] = float(g.rewards[i])  # the penalty of an illegal action included
-            info = {
-                "score": int(st.score[0, i]),
-                "collision": bool(st.collision[0, i]),
-                "won_race": bool(st.won_race[0, i]),
-                "illegal_action": illegal,
-            }
-            infos[agent] = self._r8_info(i, info)
-        reason = g.end_reason
         terminations = dict.fromkeys(self.agents, g.terminated)
         truncations = dict.fromkeys(self.agents, g.truncated)
-        if g.is_match and g.hand_over:  # R8: the hand that ended inside the match
-            self._hand_over_info(infos)
-        if reason is not None:
-            final_scores = g.totals if g.is_match else st.score[0]
-            final = {a: int(final_scores[i]) for i, a in enumerate(self.agents)}
-            callers = [self.possible_agents[p] for p in g.callers()]
-            extra: dict[str, Any] = {}
-            if self.config.partners:
-                extra["final_team_scores"] = g.team_scores(final_scores)
-            if g.is_match:
-                rank = g.match_rank()
-                extra["match_winners"] = [self.possible_agents[p] for p in g.match_winners()]
-                extra["match_rank"] = {a: rank[i] for i, a in enumerate(self.agents)}
-                extra["hands"] = g.hands_played
-            for agent in self.agents:
-                infos[agent].update(final_scores=final, callers=callers, end_reason=reason, **extra)
+        if g.ended:
             self.agents = []
         if self.render_mode == "human":
             self.render()
         return obs, rewards, terminations, truncations, infos
 
-    def _r8_info(self, seat: int, info: dict[str, Any]) -> dict[str, Any]:
-        """Partners' team and team score, and the match's running figures (R8)."""
-        g = self.game
-        if self.config.partners:
-            team = self.config.team_of(seat)
-            info["team"] = team
-            info["team_score"] = g.team_scores(g.scores)[team]
-        if g.is_match:
-            info["total"] = int(g.totals[seat])
-            info["hands_played"] = g.hands_played
-            info["hand_over"] = False
-        return info
+    def _infos(self, after_step: bool) -> dict[str, dict[str, Any]]:
+        """Every agent's info: the same numeric keys at reset and every step (``nertz_env.infos``)."""
+        masks = self.game.masks if self.info_action_mask else None
+        return _infos.infos(self.game, self.agents, after_step, masks, self.info_action_mask == "only")
 
-    def _hand_over_info(self, infos: dict[str, dict[str, Any]]) -> None:
-        g, names = self.game, self.possible_agents
-        last = g.last_hand()
-        extra: dict[str, Any] = {
-            "hand_over": True,
-            "hand_scores": {names[p]: s for p, s in enumerate(last["scores"])},
-            "hand_end_reason": last["end_reason"],
-            "hand_callers": [names[p] for p in last["callers"]],
-            "hand_ticks": last["ticks"],
-            "totals": {names[p]: t for p, t in enumerate(last["totals"])},
-        }
-        if self.config.partners:
-            extra["hand_team_scores"] = g.team_scores(last["scores"])
-            extra["team_totals"] = g.team_scores(last["totals"])
-        for agent in infos:
-            infos[agent].update(extra)
+    def outcome(self) -> dict[str, Any] | None:
+        """The ended episode by name (``end_reason``, ``final_scores``, ``callers``, and the R8
+        partners' and match's results; see ``nertz_env.infos.outcome``), or None while it runs."""
+        return _infos.outcome(self.game, self.possible_agents)
 
-    def _observations(self) -> dict[str, dict[str, np.ndarray]]:
-        obs, masks = self.game.obs.copy(), self.game.masks.copy()
+    def last_hand(self) -> dict[str, Any] | None:
+        """In a match (R8), the hand that ended last by name (``nertz_env.infos.last_hand``)."""
+        return _infos.last_hand(self.game, self.possible_agents)
+
+    def _observations(self) -> dict[str, Any]:
+        obs, masks = self.game.obs.astype(self.observation_dtype), self.game.masks.copy()
+        if self.info_action_mask == "only":
+            return {a: obs[i] for i, a in enumerate(self.agents)}
         return {a: {"observation": obs[i], "action_mask": masks[i]} for i, a in enumerate(self.agents)}
 
     # -- inspection ---------------------------------------------------------------------------
     def state(self) -> np.ndarray:
-        """The whole table as one int8 vector, hidden cards included (``state_space``)."""
-        return self.game.state_vector()
+        """The whole table as one vector, hidden cards included (``state_space``; int8, or float32
+        under ``observation_dtype="float32"``)."""
+        state = self.game.state_vector()
+        return state if self.observation_dtype is np.int8 else state.astype(self.observation_dtype)
 
     def snapshot(self) -> dict[str, Any]:
         """The table as a JSON-ready dict in R10 notation (every pile bottom to top)."""
@@ -360,24 +340,64 @@ def _as_action(value: Any, agent: str, n: int) -> int:
     return int(value)
 
 
-def parallel_env(**kwargs: Any) -> NertzParallelEnv:
-    """The parallel form (native): every player acts in every tick (R3)."""
-    return NertzParallelEnv(**kwargs)
+def parallel_env(
+    *,
+    num_players: int | None = None,
+    render_mode: Literal["ansi", "human", "rgb_array"] | None = None,
+    strict: bool = False,
+    illegal_action_penalty: float = 0.0,
+    record: bool = False,
+    config: NertzConfig | None = None,
+    observation_dtype: ObservationDtype = "int8",
+    info_action_mask: bool | Literal["only"] = False,
+    **rules: Unpack[RuleOptions],
+) -> NertzParallelEnv:
+    """The parallel form (native): every player acts in every tick (R3). Options: see the module
+    docstring; ``rules`` are ``NertzConfig``'s (``nertz_env.options.RuleOptions``)."""
+    return NertzParallelEnv(
+        num_players, render_mode, strict, illegal_action_penalty, record, config, observation_dtype, info_action_mask,
+        **rules,
+    )  # fmt: skip
 
 
-def raw_env(**kwargs: Any):
+def raw_env(
+    *,
+    num_players: int | None = None,
+    render_mode: Literal["ansi", "human", "rgb_array"] | None = None,
+    strict: bool = False,
+    illegal_action_penalty: float = 0.0,
+    record: bool = False,
+    config: NertzConfig | None = None,
+    observation_dtype: ObservationDtype = "int8",
+    info_action_mask: bool | Literal["only"] = False,
+    **rules: Unpack[RuleOptions],
+):
     """The AEC form without the order-enforcing wrapper (turn-based with ``turn_based=True``)."""
-    parallel = NertzParallelEnv(**kwargs)
+    parallel = NertzParallelEnv(
+        num_players, render_mode, strict, illegal_action_penalty, record, config, observation_dtype, info_action_mask,
+        **rules,
+    )  # fmt: skip
     if parallel.config.turn_based:
         return NertzTurnBasedEnv(parallel)
     return parallel_to_aec_wrapper(parallel)
 
 
-def env(**kwargs: Any):
+def env(
+    *,
+    num_players: int | None = None,
+    render_mode: Literal["ansi", "human", "rgb_array"] | None = None,
+    strict: bool = False,
+    illegal_action_penalty: float = 0.0,
+    record: bool = False,
+    config: NertzConfig | None = None,
+    observation_dtype: ObservationDtype = "int8",
+    info_action_mask: bool | Literal["only"] = False,
+    **rules: Unpack[RuleOptions],
+):
     """The AEC form. In simultaneous play agents act one after another and the tick resolves when
     the last has acted; with ``turn_based=True`` it is the true turn-based env
     (``nertz_env.turn_based``): ``agent_selection`` is the player on turn and each step is a tick."""
-    parallel = NertzParallelEnv(**kwargs)
-    if parallel.config.turn_based:
-        return OrderEnforcingWrapper(NertzTurnBasedEnv(parallel))
-    return parallel_to_aec(parallel)
+    return OrderEnforcingWrapper(raw_env(
+        num_players=num_players, render_mode=render_mode, strict=strict, illegal_action_penalty=illegal_action_penalty,
+        record=record, config=config, observation_dtype=observation_dtype, info_action_mask=info_action_mask, **rules,
+    ))  # fmt: skip

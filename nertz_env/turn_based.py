@@ -99,6 +99,17 @@ class NertzTurnBasedEnv(AECEnv):
     def state(self) -> np.ndarray:
         return self.parallel.state()
 
+    @property
+    def state_space(self) -> spaces.Box:
+        return self.parallel.state_space
+
+    def outcome(self) -> dict[str, Any] | None:
+        """The ended hand or match by name (``NertzParallelEnv.outcome``)."""
+        return self.parallel.outcome()
+
+    def last_hand(self) -> dict[str, Any] | None:
+        return self.parallel.last_hand()
+
     def snapshot(self) -> dict[str, Any]:
         return self.parallel.snapshot()
 
@@ -120,10 +131,13 @@ class NertzTurnBasedEnv(AECEnv):
         self._skip_agent_selection = None
         self.agent_selection = self.possible_agents[self.parallel.game.turn]
 
-    def observe(self, agent: str) -> dict[str, np.ndarray]:
+    def observe(self, agent: str) -> dict[str, np.ndarray] | np.ndarray:
         i = self._seat[self.parallel._check_agent(agent)]
         game = self.parallel.game
-        return {"observation": game.obs[i].copy(), "action_mask": game.masks[i].copy()}
+        obs = game.obs[i].astype(self.parallel.observation_dtype)
+        if self.parallel.info_action_mask == "only":
+            return obs
+        return {"observation": obs, "action_mask": game.masks[i].copy()}
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection

@@ -62,7 +62,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numba
 import numpy as np
@@ -72,7 +72,12 @@ from nertz_env import engine
 from nertz_env.actions import ActionCatalogue
 from nertz_env.config import NertzConfig
 from nertz_env.layout import ObservationLayout
+from nertz_env.options import RuleOptions
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+_state_vector = engine.state_vector  # compiled: called from _state_vectors
 _SAMPLER = 0x5A3  # mixed into the seed of the sampler's streams, apart from the games' own
 
 
@@ -139,6 +144,12 @@ def sample_legal(
     return result
 
 
+@numba.njit(cache=True)
+def _state_vectors(state, cfg, out):
+    for b in range(out.shape[0]):
+        _state_vector(state, b, cfg, out[b])
+
+
 class NertzVectorEnv:
     """``num_envs`` Nertz hands of ``num_players`` seats stepped together (see the module doc).
 
@@ -159,7 +170,7 @@ class NertzVectorEnv:
         seed: int | None = None,
         num_threads: int | None = 1,
         illegal_action_penalty: float = 0.0,
-        **rules: Any,
+        **rules: Unpack[RuleOptions],
     ):
         if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"invalid num_envs={num_envs!r}: accepted an integer >= 1")
@@ -273,6 +284,17 @@ class NertzVectorEnv:
     @property
     def action_masks(self) -> np.ndarray:
         return self.buffers.masks
+
+    def states(self, out: np.ndarray | None = None) -> np.ndarray:
+        """The whole table of every game as int8 ``[num_envs, layout.state_size]``, hidden cards
+        included (``nertz_v0``'s ``state()``, for centralized critics), built in compiled code. A
+        game whose hand ended in the last step shows its new deal. Without ``out``, a new array."""
+        shape = (self.num_envs, self.layout.state_size)
+        result = np.empty(shape, np.int8) if out is None else out
+        if result.shape != shape or result.dtype != np.int8 or not result.flags.c_contiguous:
+            raise ValueError(f"out must be a contiguous int8 array shaped {shape}")
+        _state_vectors(self.state, self._cfg, result)
+        return result
 
     @property
     def scores(self) -> np.ndarray:

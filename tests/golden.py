@@ -8,6 +8,8 @@ hashed; the infos hashed on their own, since their keys are an interface that ma
 
     python -m tests.golden            # print the hashes of the current code
     python -m tests.golden --write    # record them in tests/golden_trajectories.json
+    python -m tests.golden --write-infos   # re-record only the "infos" hashes (an infos change),
+                                           # refusing if any "play" hash moved
 """
 
 from __future__ import annotations
@@ -143,9 +145,21 @@ def record() -> dict[str, dict[str, str]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.golden", description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help=f"record the hashes in {GOLDEN_FILE.name}")
+    parser.add_argument(
+        "--write-infos", action="store_true", help="re-record only the infos hashes; fails if any play hash changed"
+    )
     args = parser.parse_args(argv)
     result = record()
-    if args.write:
+    if args.write_infos:
+        recorded = json.loads(GOLDEN_FILE.read_text())
+        moved = sorted(k for k in result if {**result[k], "infos": ""} != {**recorded.get(k, {}), "infos": ""})
+        if moved:
+            print(f"play changed, not writing: {', '.join(moved)}")
+            return 1
+        GOLDEN_FILE.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+        changed = sum(result[k]["infos"] != recorded[k]["infos"] for k in result)
+        print(f"play unchanged in all {len(result)} cases; re-recorded {changed} infos hashes")
+    elif args.write:
         GOLDEN_FILE.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
         print(f"wrote {len(result)} cases to {GOLDEN_FILE}")
     else:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from nertz_env import nertz_v0
+
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "docs" / "examples").glob("*.py"))
 
 
@@ -22,6 +24,6 @@ def test_example_plays_a_whole_hand(path, capsys):
     assert env.agents == []  # every agent has ended (R5: all agents end together)
     assert len(env.possible_agents) == 4
     if "infos" in namespace:
-        infos = namespace["infos"]
-        assert infos["player_0"]["end_reason"] in {"call", "stall", "max_cycles"}
-        assert str(infos["player_0"]["end_reason"]) in capsys.readouterr().out
+        reason = nertz_v0.END_REASONS[namespace["infos"]["player_0"]["end_reason"]]
+        assert reason in {"call", "stall", "max_cycles"} and reason == env.unwrapped.outcome()["end_reason"]
+        assert reason in capsys.readouterr().out

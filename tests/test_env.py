@@ -98,14 +98,15 @@ def test_dense_rewards_sum_to_final_minus_deal_score():
     start = -2 * 13
     for agent in env.possible_agents:
         total = sum(t[1][agent] for t in ticks)
-        assert total == pytest.approx(last_infos[agent]["final_scores"][agent] - start)
-    assert last_infos["player_0"]["end_reason"] in ("call", "stall", "max_cycles")
+        assert total == pytest.approx(last_infos[agent]["final_score"] - start)
+        assert last_infos[agent]["final_score"] == env.unwrapped.outcome()["final_scores"][agent]
+    assert nertz_v0.END_REASONS[last_infos["player_0"]["end_reason"]] in ("call", "stall", "max_cycles")
 
 
 def test_sparse_and_relative_rewards():
     sparse = random_play(nertz_v0.parallel_env(num_players=3, reward="sparse"), seed=5)
     assert all(r == 0 for t in sparse[:-1] for r in t[1].values())
-    final = sparse[-1][4]["player_0"]["final_scores"]
+    final = {a: info["final_score"] for a, info in sparse[-1][4].items()}
     assert sparse[-1][1] == pytest.approx({a: float(s) for a, s in final.items()})
     relative = random_play(nertz_v0.parallel_env(num_players=3, reward="relative"), seed=5)
     for t in relative:
@@ -116,7 +117,7 @@ def test_termination_and_truncation():
     env = nertz_v0.parallel_env(num_players=2, max_cycles=5)
     ticks = random_play(env, seed=0)
     *_, terms, truncs, infos = ticks[-1]
-    if infos["player_0"]["end_reason"] == "max_cycles":
+    if infos["player_0"]["end_reason"] == nertz_v0.END_REASONS.index("max_cycles"):
         assert all(truncs.values()) and not any(terms.values()) and len(ticks) == 5
     assert env.agents == []
     with pytest.raises(RuntimeError, match="call reset"):

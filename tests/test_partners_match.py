@@ -70,10 +70,14 @@ def test_r8_either_partner_may_call_and_that_ends_the_hand():
     assert rewards == {"player_0": 3.0, "player_1": 0.0, "player_2": 3.0, "player_3": 0.0}
     obs, rewards, terms, truncs, infos = env.step({**wait, "player_2": env.unwrapped.action_index("call")})
     assert all(terms.values()) and not any(truncs.values()) and env.agents == []
-    info = infos["player_0"]
-    assert info["callers"] == ["player_2"] and info["end_reason"] == "call"
-    assert info["final_scores"] == {"player_0": -2, "player_1": -2, "player_2": 1, "player_3": -2}
-    assert info["final_team_scores"] == [-1, -4]
+    result = env.unwrapped.outcome()
+    assert result["callers"] == ["player_2"] and result["end_reason"] == "call"
+    assert result["final_scores"] == {"player_0": -2, "player_1": -2, "player_2": 1, "player_3": -2}
+    assert result["final_team_scores"] == [-1, -4]
+    assert [infos[a]["called"] for a in env.possible_agents] == [False, False, True, False]
+    assert {infos[a]["end_reason"] for a in env.possible_agents} == {nertz_v0.END_REASONS.index("call")}
+    assert [infos[a]["final_score"] for a in env.possible_agents] == [-2, -2, 1, -2]
+    assert [infos[a]["final_team_score"] for a in env.possible_agents] == [-1, -4, -1, -4]
     assert [infos[a]["team"] for a in env.possible_agents] == [0, 1, 0, 1]
     assert [infos[a]["team_score"] for a in env.possible_agents] == [-1, -4, -1, -4]
 
@@ -289,20 +293,24 @@ def random_match(config: NertzConfig, seed: int, limit: int = 20_000):
         obs, rewards, terms, truncs, infos = env.step(acts)
         trace.append((b"".join(o["observation"].tobytes() for o in obs.values()), tuple(rewards.values())))
         if infos["player_0"]["hand_over"]:
-            hands.append(infos["player_0"]["hand_scores"])
-    return trace, hands, infos, terms, truncs
+            hands.append({a: info["hand_score"] for a, info in infos.items()})
+            assert hands[-1] == env.unwrapped.last_hand()["hand_scores"]
+    return trace, hands, infos, terms, truncs, env.unwrapped.outcome()
 
 
 def test_r8_a_match_is_fixed_by_its_seed_and_actions():
     config = NertzConfig(episode="match", target_score=60, max_cycles=300)
     a, b = random_match(config, 9), random_match(config, 9)
     assert a[0] == b[0] and a[1] == b[1] and len(a[1]) >= 2
-    trace, hands, infos, terms, truncs = a
-    info = infos["player_0"]
+    trace, hands, infos, terms, truncs, result = a
     totals = [sum(h[f"player_{p}"] for h in hands) for p in range(4)]
-    assert list(info["final_scores"].values()) == totals and info["hands"] == len(hands)
+    assert list(result["final_scores"].values()) == totals and result["hands"] == len(hands)
+    assert [infos[f"player_{p}"]["final_score"] for p in range(4)] == totals
+    assert all(info["hands_played"] == len(hands) for info in infos.values())
     assert max(totals) >= 60 and all(terms.values()) and not any(truncs.values())
-    assert info["match_winners"] and info["match_rank"][info["match_winners"][0]] == 1
+    assert result["match_winners"] and result["match_rank"][result["match_winners"][0]] == 1
+    assert [a for a, info in infos.items() if info["match_winner"]] == result["match_winners"]
+    assert all(infos[a]["match_rank"] == place for a, place in result["match_rank"].items())
 
 
 def test_r8_pettingzoo_api_with_matches_and_partners():
@@ -401,8 +409,10 @@ def test_presets_named_rules():
 
 def test_racing_demon_end_to_end(capsys):
     """Five hands a match (R8, Racing Demon) in the env, the vector env and the harness."""
-    trace, hands, infos, terms, _ = random_match(NertzConfig.from_kwargs(preset="racing_demon", max_cycles=200), 3)
-    assert all(terms.values()) and infos["player_0"]["hands"] == len(hands) >= 5
+    trace, hands, infos, terms, _, result = random_match(
+        NertzConfig.from_kwargs(preset="racing_demon", max_cycles=200), 3
+    )
+    assert all(terms.values()) and result["hands"] == infos["player_0"]["hands_played"] == len(hands) >= 5
     rep = evaluate(["greedy", "heuristic"], hands=2, seed=0, progress=False,
                    config=NertzConfig.from_kwargs(preset="racing_demon", num_players=2))
     assert rep["mode"] == "matches" and rep["match_hands"] == 5

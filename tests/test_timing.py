@@ -156,7 +156,8 @@ def test_r3_turn_based_aec_selects_the_player_on_turn_and_accumulates_rewards():
     assert env.unwrapped._cumulative_rewards == {"player_0": 0.0, "player_1": 3.0}
     env.step(index("call"))  # tick 2: the hand ends (R5)
     assert all(env.terminations.values()) and not any(env.truncations.values())
-    assert env.last()[4]["end_reason"] == "call" and env.last()[4]["callers"] == ["player_0"]
+    assert env.last()[4]["end_reason"] == 1 and env.last()[4]["called"]
+    assert env.unwrapped.outcome()["end_reason"] == "call" and env.unwrapped.outcome()["callers"] == ["player_0"]
     assert env.observe("player_1")["action_mask"].tolist() == [1] + [0] * (n - 1)
     while env.agents:
         env.step(None)

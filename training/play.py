@@ -117,11 +117,11 @@ def play(args: argparse.Namespace, config: NertzConfig, opponents: list) -> int:
                 moved = [env.unwrapped.action_names[actions[f"player_{s}"]] for s in range(config.num_players)]
                 print(f"tick {before['tick']}:")
                 print("\n".join(tick_lines(before, moved, infos, names, range(config.num_players))))
-            final = infos["player_0"]["final_scores"]
-            scores = [final[a] for a in env.possible_agents]
+            result = env.unwrapped.outcome()  # the ended hand by name (nertz_env.infos.outcome)
+            scores = [result["final_scores"][a] for a in env.possible_agents]
             totals += scores
             hand += 1
-            print(f"\nhand over after {env.snapshot()['tick']} ticks: {_reason(infos['player_0'], names)}")
+            print(f"\nhand over after {env.snapshot()['tick']} ticks: {_reason(result, names)}")
             print("\n".join(ranking(scores, names)))
             if not args.match:
                 return 0
@@ -135,12 +135,13 @@ def play(args: argparse.Namespace, config: NertzConfig, opponents: list) -> int:
         return 130
 
 
-def _reason(info: dict, names: Sequence[str]) -> str:
-    if info["end_reason"] == "call":
-        callers = [names[int(a.rsplit("_", 1)[1])] for a in info["callers"]]
+def _reason(result: dict, names: Sequence[str]) -> str:
+    """Why the hand ended, from ``outcome()``: who called, or the stall rule, or the tick limit."""
+    if result["end_reason"] == "call":
+        callers = [names[int(a.rsplit("_", 1)[1])] for a in result["callers"]]
         return f"{' and '.join(callers)} called Nertz! (R5)"
     return {"stall": "nobody could move: the stall rule ended it (R5)", "max_cycles": "the tick limit"}.get(
-        info["end_reason"], info["end_reason"]
+        result["end_reason"], result["end_reason"]
     )
 
 
@@ -164,9 +165,9 @@ def watch(args: argparse.Namespace, config: NertzConfig, players: list) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted; bye")
         return 130
-    final = infos["player_0"]["final_scores"]
-    print(f"hand over after {env.snapshot()['tick']} ticks: {_reason(infos['player_0'], names)}")
-    print("\n".join(ranking([final[a] for a in env.possible_agents], names)))
+    result = env.unwrapped.outcome()  # the ended hand by name (nertz_env.infos.outcome)
+    print(f"hand over after {env.snapshot()['tick']} ticks: {_reason(result, names)}")
+    print("\n".join(ranking([result["final_scores"][a] for a in env.possible_agents], names)))
     from nertz_env.replay import save_replay
 
     for path in (args.gif, args.html):

@@ -7,5 +7,5 @@ while env.agents:
     # a random legal action for every agent; your policy here
     actions = {agent: env.action_space(agent).sample(observations[agent]["action_mask"]) for agent in env.agents}
     observations, rewards, terminations, truncations, infos = env.step(actions)
-print(infos["player_0"]["final_scores"], infos["player_0"]["end_reason"])
+print(env.outcome())  # the ended hand by name: end_reason, final_scores, callers
 env.close()

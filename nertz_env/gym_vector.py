@@ -1,0 +1,156 @@
+"""The batched engine as a Gymnasium ``VectorEnv``: one seat per sub-env, the other seats played by
+fixed agents or, left out of ``opponents``, by the learner's own policy (self-play with shared
+parameters). One compiled call steps every game; no Python runs per game.
+
+    >>> env = NertzGymVectorEnv(num_games=64, opponents={1: bot, 2: bot, 3: bot})   # doctest: +SKIP
+    >>> obs, infos = env.reset(seed=0)
+    >>> actions = nertz_env.vector.sample_legal(infos["action_mask"], rng=0)
+    >>> obs, rewards, terminations, truncations, infos = env.step(actions)
+
+``gymnasium.make_vec("nertz_env/NertzSingle-v0", num_envs=64, opponents=["greedy"] * 3)`` builds
+it with opponents named as in ``nertz_env.agents`` (its ``vector_entry_point``).
+
+==================  ========================================================================
+sub-envs            ``num_games * L``, game-major (sub-env ``i`` is game ``i // L``, its
+                    ``i % L``-th learning seat; ``L`` = seats not in ``opponents``)
+observation         ``Box(0, high, (D,), int8)`` (R9), or float32 with ``observation_dtype``
+action              ``Discrete(N)``, the R10 catalogue
+action masks        ``infos["action_mask"]`` bool ``[num_envs, N]`` and ``action_masks()`` (R4)
+autoreset           ``SAME_STEP``: a game whose hand ended is dealt again in the same step; the
+                    ended hand's last observation is ``infos["final_obs"]`` on the rows where
+                    ``infos["_final_obs"]``, with ``infos["final_score"]`` (R7) there
+==================  ========================================================================
+
+Rewards follow the ``reward`` option (R7); every seat of a game ends together (R5: a call or a
+stall terminates, ``max_cycles`` truncates). Opponents see the same table as the learners and all
+actions of a tick resolve together (R3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+
+from nertz_env.options import ObservationDtype, RuleOptions
+from nertz_env.options import observation_dtype as observation_dtype_of
+from nertz_env.vector import NertzVectorEnv
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["NertzGymVectorEnv", "Opponent"]
+
+Opponent = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def as_policy(opponent: Any, seat: int) -> Opponent:
+    """An agent with ``act_batch(observations, action_masks)`` or a callable of the same shape."""
+    if hasattr(opponent, "act_batch"):
+        return opponent.act_batch
+    if callable(opponent):
+        return opponent
+    raise TypeError(
+        f"opponent of seat {seat} must be callable(obs[n, D], masks[n, N]) -> actions[n] or have act_batch, "
+        f"got {opponent!r} (names like 'greedy' are resolved by gymnasium.make_vec('nertz_env/NertzSingle-v0'))"
+    )
+
+
+class NertzGymVectorEnv(VectorEnv):
+    """Nertz games as a Gymnasium ``VectorEnv`` of learning seats (see the module docstring).
+
+    Args:
+        num_games: games stepped together.
+        opponents: ``{seat: agent}`` for the seats fixed agents play, each an object with
+            ``act_batch(observations[n, D], action_masks[n, N]) -> actions[n]`` or such a callable;
+            seats sharing one agent object are asked together. Every other seat is a sub-env.
+        observation_dtype: ``"int8"`` (default) or ``"float32"``.
+        num_players, seed, num_threads, illegal_action_penalty, **rules: as ``NertzVectorEnv``.
+    """
+
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP}
+    render_mode = None
+
+    def __init__(
+        self,
+        num_games: int = 8,
+        opponents: Mapping[int, Any] | None = None,
+        *,
+        num_players: int = 4,
+        seed: int | None = None,
+        observation_dtype: ObservationDtype = "int8",
+        num_threads: int | None = 1,
+        illegal_action_penalty: float = 0.0,
+        **rules: Unpack[RuleOptions],
+    ):
+        self.vector = v = NertzVectorEnv(num_games, num_players, seed, num_threads, illegal_action_penalty, **rules)
+        self._dtype = observation_dtype_of(observation_dtype)
+        opponents = dict(opponents or {})
+        for seat in opponents:
+            if not isinstance(seat, (int, np.integer)) or not 0 <= seat < v.num_players:
+                raise ValueError(f"opponent seat {seat!r} is not a seat of a {v.num_players}-player game")
+        self.learning_seats = np.array([p for p in range(v.num_players) if p not in opponents], np.int64)
+        if len(self.learning_seats) == 0:
+            raise ValueError("every seat is given to an opponent: leave at least one seat to learn")
+        groups: dict[int, tuple[Opponent, list[int]]] = {}
+        for seat, opponent in sorted(opponents.items()):
+            groups.setdefault(id(opponent), (as_policy(opponent, seat), []))[1].append(int(seat))
+        self._opponents = [(policy, np.array(seats, np.int64)) for policy, seats in groups.values()]
+
+        self._rows = (np.arange(v.num_envs)[:, None] * v.num_players + self.learning_seats[None, :]).reshape(-1)
+        self._games = self._rows // v.num_players
+        self._actions = np.zeros((v.num_envs, v.num_players), np.int64)
+        self.num_envs = len(self._rows)
+        self.single_observation_space = spaces.Box(0, v.layout.high.astype(self._dtype), (v.obs_dim,), self._dtype)
+        self.single_action_space = spaces.Discrete(v.num_actions)
+        self.observation_space = spaces.Box(
+            0, np.tile(v.layout.high.astype(self._dtype), (self.num_envs, 1)), (self.num_envs, v.obs_dim), self._dtype
+        )
+        self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, v.num_actions))
+
+    # -- VectorEnv -------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Deal every game (from ``seed``: game ``g`` on stream ``g`` of it, see ``nertz_env.vector``)."""
+        if options:
+            raise ValueError(f"NertzGymVectorEnv.reset takes no options, got {sorted(options)}")
+        if seed is not None:
+            self.action_space.seed(seed)
+        self.vector.reset(seed=seed)
+        return self._observations(), {"action_mask": self.action_masks()}
+
+    def step(self, actions: Any):
+        v = self.vector
+        a = np.asarray(actions)
+        if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(f"actions must be integers shaped ({self.num_envs},), got {a.dtype} {a.shape}")
+        self._actions[:, self.learning_seats] = a.reshape(v.num_envs, -1)
+        for policy, seats in self._opponents:  # they see the table the learners saw (R3)
+            chosen = np.asarray(policy(v.observations[:, seats].reshape(-1, v.obs_dim),
+                                       v.action_masks[:, seats].reshape(-1, v.num_actions))).reshape(-1)  # fmt: skip
+            if chosen.shape[0] != v.num_envs * len(seats):
+                raise ValueError(f"an opponent returned {chosen.shape[0]} actions for {v.num_envs * len(seats)} seats")
+            self._actions[:, seats] = chosen.reshape(v.num_envs, len(seats))
+        _, _, rewards, terminated, truncated, vinfos = v.step(self._actions)
+        flat = lambda x: x.reshape(-1)[self._rows]
+        infos: dict[str, Any] = {"action_mask": self.action_masks()}
+        ended = vinfos["episode"]["done"][self._games]
+        if ended.any():
+            final = vinfos["final_observation"].reshape(-1, v.obs_dim)[self._rows].astype(self._dtype)
+            infos.update(final_obs=final, _final_obs=ended.copy())
+            infos.update(final_score=flat(vinfos["episode"]["scores"]), _final_score=ended.copy())
+        return self._observations(), flat(rewards), flat(terminated), flat(truncated), infos
+
+    def action_masks(self) -> np.ndarray:
+        """bool ``[num_envs, num_actions]``: every learning seat's legal actions now (R4)."""
+        v = self.vector
+        return v.action_masks.reshape(-1, v.num_actions).view(np.bool_)[self._rows]
+
+    def _observations(self) -> np.ndarray:
+        v = self.vector
+        return v.observations.reshape(-1, v.obs_dim)[self._rows].astype(self._dtype, copy=False)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self.vector.close()

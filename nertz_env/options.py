@@ -1,0 +1,57 @@
+"""The keyword options every Nertz env takes, typed for IDEs and type checkers (PEP 692).
+
+``RuleOptions`` lists the rule options of ``NertzConfig`` (R2 to R8) and ``preset``; the env
+constructors take them as ``**rules: Unpack[RuleOptions]``, so an editor completes and checks
+each one. ``NertzConfig.from_kwargs`` validates them at run time (a bad value raises a
+``ValueError`` naming the option, the value and what is accepted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Literal, TypedDict
+
+import numpy as np
+
+__all__ = ["ObservationDtype", "RuleOptions", "observation_dtype"]
+
+ObservationDtype = Literal["int8", "float32"] | type[np.int8] | type[np.float32]
+
+
+class RuleOptions(TypedDict, total=False):
+    """The rule options of ``nertz_env.NertzConfig`` (see its docstring and RULES.md)."""
+
+    preset: Literal["standard", "snerts", "nerds", "pounce", "racing_demon", "family"]
+    num_players: int
+    nertz_pile_size: int
+    work_piles: int
+    stock_draw: Literal[1, 3]
+    nertz_to_work: bool
+    fill_empty_from: Literal["any", "nertz"]
+    slide_under: bool
+    auto_call: bool
+    collision: Literal["random", "seat"]
+    speed: Sequence[float] | None
+    nertz_penalty: int
+    call_bonus: int
+    stall_ticks: int | Literal["auto"]
+    max_stall_rotations: int | None
+    max_cycles: int
+    reward: Literal["dense", "sparse", "relative"]
+    turn_based: bool
+    nertz_builds: bool
+    partners: bool
+    move_ticks: int | Mapping[str, int] | None
+    episode: Literal["hand", "match"]
+    target_score: int
+    hands: int | None
+    max_hands: int
+
+
+def observation_dtype(value: object) -> type[np.int8] | type[np.float32]:
+    """``observation_dtype`` as a numpy type: int8 (the default, exact and compact) or float32
+    (the same values, for models whose weights are float32)."""
+    for dtype in (np.int8, np.float32):
+        if value is dtype or value == np.dtype(dtype).name or (isinstance(value, np.dtype) and value == dtype):
+            return dtype
+    raise ValueError(f"invalid observation_dtype={value!r}: accepted 'int8' (default) or 'float32'")
