@@ -70,6 +70,7 @@ from gymnasium import spaces
 
 from nertz_env import engine
 from nertz_env.actions import ActionCatalogue
+from nertz_env.checks import check_int_actions, check_seed
 from nertz_env.config import NertzConfig
 from nertz_env.engine import batch
 from nertz_env.engine.observe import mask_plan
@@ -192,7 +193,7 @@ class NertzVectorEnv:
         self._actions = np.zeros((self.num_envs, self.num_players), np.int64)
         self._sampled = np.zeros((self.num_envs, self.num_players), np.int64)
         self._sampler = np.zeros(self.num_envs, np.uint64)
-        self._seed = seed
+        self._seed = check_seed(seed)
         self._seeded = False
         out = self.buffers
         self.infos: dict[str, Any] = {
@@ -222,6 +223,7 @@ class NertzVectorEnv:
     # -- the loop --------------------------------------------------------------------------
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Deal a new hand in every game; returns ``(observations, action_masks)``."""
+        seed = check_seed(seed)
         if seed is None and not self._seeded:
             seed = self._seed
         if seed is not None or not self._seeded:
@@ -251,6 +253,7 @@ class NertzVectorEnv:
                 f"actions must be integers shaped (num_envs, num_players) = {self._actions.shape}, "
                 f"got {a.dtype} {a.shape}"
             )
+        check_int_actions(a, self.num_actions, "NertzVectorEnv.step")  # as nertz_v0: out of range raises
         np.copyto(self._actions, a, casting="unsafe")
         _run(batch.step_batch, batch.step_batch_threaded, self.num_threads,
              self.state, self._actions, self._cfg, self._table, self._speed, self._plan,

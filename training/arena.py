@@ -19,7 +19,7 @@ from numba import njit
 
 from nertz_env import engine
 from nertz_env.actions import ActionCatalogue
-from nertz_env.agents.base import Agent
+from nertz_env.agents.base import Agent, mix_keys
 from nertz_env.config import NertzConfig
 from nertz_env.engine.observe import observe_and_mask
 from nertz_env.engine.tick import step
@@ -122,6 +122,7 @@ class Arena:
         lost = np.zeros((b_max, p), np.int32)
         illegal = np.zeros((b_max, p), np.int32)
         seat_agent = np.full((b_max, p), -1, np.int64)
+        hand_seed = np.zeros(b_max, np.uint64)  # names each decision with its seat and tick (act_batch keys)
         active = np.zeros(b_max, np.bool_)
         hands: list[Hand | None] = [None] * b_max
         owner: list[Stream | None] = [None] * b_max
@@ -142,6 +143,7 @@ class Arena:
             engine.observe_and_mask(state, b, self._cfg, self._table, obs[b], masks[b])
             won[b], lost[b], illegal[b] = 0, 0, 0
             seat_agent[b] = hand.seats
+            hand_seed[b] = hand.seed % 2**64
             hands[b] = hand
             active[b] = True
 
@@ -166,12 +168,16 @@ class Arena:
         for b in range(b_max):
             refill(b, None)
         obs_rows, mask_rows, act_rows = obs.reshape(-1, d), masks.reshape(-1, n), actions.reshape(-1)
+        seat_of_row = np.tile(np.arange(p, dtype=np.uint64), b_max)
         while active.any():
             live = seat_agent.reshape(-1)
+            # A decision's key is its hand, seat and tick: an agent's draws never depend on which
+            # tables share the batch, so results do not depend on batch_size.
+            keys = mix_keys(np.repeat(hand_seed, p), seat_of_row, np.repeat(state.tick.astype(np.uint64), p))
             for k, agent in enumerate(self.agents):
                 rows = np.flatnonzero(live == k)
                 if rows.size:
-                    act_rows[rows] = agent.act_batch(obs_rows[rows], mask_rows[rows])
+                    act_rows[rows] = agent.act_batch(obs_rows[rows], mask_rows[rows], keys=keys[rows])
             tables = np.flatnonzero(active)
             _advance_tables(
                 state, tables, actions, self._cfg, self._table, self._speed, obs, masks, won, lost, illegal,
