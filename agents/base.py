@@ -157,7 +157,8 @@ class Agent(ABC):
         check = self._check_inputs
         if obs.dtype != np.int8:  # values outside int8 must not be cast silently into range
             check_observations(obs, check.high, check.names)
-        check_masks(masks)
+        if masks.dtype != np.int8:
+            check_masks(masks)
         obs = np.ascontiguousarray(obs, dtype=np.int8)
         masks = np.ascontiguousarray(masks, dtype=np.int8)
         check(obs, masks)  # the kernels index arrays with what they read from these

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from nertz_env import engine
 from nertz_env.config import NertzConfig
@@ -197,84 +198,118 @@ def check_table(state: Any, config: NertzConfig, table: np.ndarray, like: engine
     _check_match(state, config)
 
 
+# What ``scan_agent_inputs`` found wrong (0: nothing), as (code, row, index).
+BAD_VALUE, BAD_MASK, NO_LEGAL, TWO_TOPS, NOT_A_RUN, BAD_WASTE, NO_SOURCE, NO_ROOM = range(1, 9)
+
+
+@njit(cache=True)
+def scan_agent_inputs(obs, masks, high, tops, piles, n_own, waste_order, waste_count, nertz_top, table):
+    """The first problem of a batch of agent inputs as ``(code, row, index)``, or ``(0, -1, -1)``.
+    Reads only inside the arrays it is given (their shapes are checked before the call)."""
+    n_piles = piles.shape[0]
+    lens = np.zeros(n_piles, np.int64)
+    for row in range(obs.shape[0]):
+        o, m = obs[row], masks[row]
+        outside = False
+        for d in range(o.shape[0]):  # branch-free, so that it vectorizes
+            outside |= (o[d] < 0) | (o[d] > high[d])
+        if outside:
+            for d in range(o.shape[0]):
+                if o[d] < 0 or o[d] > high[d]:
+                    return BAD_VALUE, row, d
+        not_01, legal = False, 0
+        for a in range(m.shape[0]):
+            not_01 |= (m[a] != 0) & (m[a] != 1)
+            legal += m[a] == 1
+        if not_01:
+            for a in range(m.shape[0]):
+                if m[a] != 0 and m[a] != 1:
+                    return BAD_MASK, row, a
+        if legal == 0:
+            return NO_LEGAL, row, 0
+        for k in range(tops.shape[0]):
+            count = 0
+            for c in range(52):
+                count += o[tops[k] + c] != 0
+            if count > 1:
+                return TWO_TOPS, row, tops[k]
+        for q in range(n_piles):  # a run built down by one rank in alternating colours (R4.3)
+            n, first, last, prev_red = 0, -1, -1, -1
+            for r in range(13):
+                here, red = 0, 0
+                for suit in range(4):
+                    if o[piles[q] + suit * 13 + r] != 0:
+                        here += 1
+                        red = 1 if suit == 1 or suit == 2 else 0
+                if here > 1 or (here == 1 and last >= 0 and (last != r - 1 or red == prev_red)):
+                    return NOT_A_RUN, row, piles[q]
+                if here == 1:
+                    first = r if first < 0 else first
+                    last, prev_red, n = r, red, n + 1
+            lens[q] = n
+        w, numbered = o[waste_count], 0
+        for c in range(52):
+            v = o[waste_order + c]
+            numbered += v > 0
+            if v > w:
+                return BAD_WASTE, row, waste_order
+        if numbered != w:
+            return BAD_WASTE, row, waste_order
+        has_top = 0
+        for c in range(52):
+            has_top += o[nertz_top + c] != 0
+        for a in range(m.shape[0]):
+            kind, src, dst, cnt = table[a, 0], table[a, 1], table[a, 2], max(table[a, 3], 1)
+            if m[a] == 0 or kind < 3:  # WAIT, DRAW and CALL move no card
+                continue
+            if (src == 0 and has_top == 0) or (src == 1 and w == 0) or (src >= 2 and lens[src - 2] < cnt):
+                return NO_SOURCE, row, a
+            if (kind == 4 and lens[dst] + cnt > 13) or (kind == 5 and lens[dst] + 1 > 13):
+                return NO_ROOM, row, a
+    return 0, -1, -1
+
+
 class AgentInputCheck:
-    """What the agents' compiled kernels assume of an observation and its mask, checked in numpy
-    for a batch ``obs[n, D]``, ``masks[n, N]`` of one config (R9 observation, R10 catalogue):
-    values inside the observation space; in every block at most one Nertz top and one waste top,
-    and every work pile a run built down in alternating colours (R4.3, so at most 13 cards); the
-    waste memory numbering at most the waste's cards; and each move the mask allows has its
-    source card and room at its destination."""
+    """What the agents' compiled kernels assume of an observation and its mask, for a batch
+    ``obs[n, D]``, ``masks[n, N]`` of one config (R9 observation, R10 catalogue): values inside
+    the observation space and masks of 0 and 1 with a legal action; in every block at most one
+    Nertz top and one waste top, and every work pile a run built down in alternating colours
+    (R4.3, so at most 13 cards); the waste memory numbering the waste's cards; and each move the
+    mask allows has its source card and room at its destination."""
 
     def __init__(self, config: NertzConfig, layout: Any, table: np.ndarray):
-        from nertz_env.actions import NERTZ, TO_FOUNDATION, TO_NERTZ, TO_WORK, UNDER, WASTE, WORK_SOURCE
+        from nertz_env.actions import NERTZ, TO_FOUNDATION, TO_WORK, UNDER, WASTE, WORK_SOURCE
 
+        assert (NERTZ, WASTE, WORK_SOURCE, TO_FOUNDATION, TO_WORK, UNDER) == (0, 1, 2, 3, 4, 5)  # the scan's codes
         self.high = layout.high
         s, w = layout.slices, config.work_piles
         blocks = ["self"] + [f"opp{q}" for q in range(1, config.num_players)]
-        self.tops = [s[f"{b}.{part}"] for b in blocks for part in ("nertz_top", "waste_top")]
-        self.piles = [s[f"{b}.work{j}"] for b in blocks for j in range(w)]
-        self.own = [s[f"self.work{j}"] for j in range(w)]
-        self.waste_order, self.waste_count = s["own_waste_order"], s["self.waste_count"].start
-        self.nertz_top = s["self.nertz_top"]
-        kind, src, dst, cnt = (table[:, i].astype(np.int64) for i in range(4))
-        moves = np.isin(kind, (TO_FOUNDATION, TO_WORK, UNDER, TO_NERTZ))
-        self.from_nertz = np.flatnonzero(moves & (src == NERTZ))
-        self.from_waste = np.flatnonzero(moves & (src == WASTE))
-        self.from_work = [(np.flatnonzero(moves & (src == WORK_SOURCE + i)), cnt[moves & (src == WORK_SOURCE + i)])
-                          for i in range(w)]  # fmt: skip
-        self.onto_work = [(np.flatnonzero(np.isin(kind, (TO_WORK, UNDER)) & (dst == j)),
-                           np.where(kind == UNDER, 1, cnt)[np.isin(kind, (TO_WORK, UNDER)) & (dst == j)])
-                          for j in range(w)]  # fmt: skip
+        starts = lambda names: np.array([s[n].start for n in names], np.int64)  # noqa: E731
+        self.tops = starts([f"{b}.{part}" for b in blocks for part in ("nertz_top", "waste_top")])
+        self.piles = starts([f"{b}.work{j}" for b in blocks for j in range(w)])
+        self.args = (self.high, self.tops, self.piles, w, s["own_waste_order"].start, s["self.waste_count"].start,
+                     s["self.nertz_top"].start, np.ascontiguousarray(table, np.int64))  # fmt: skip
         self.names = _index_names(layout)
 
     def __call__(self, obs: np.ndarray, masks: np.ndarray) -> None:
-        if ((obs < 0) | (obs > self.high)).any():
-            check_observations(obs, self.high, self.names)
-        for sl in self.tops:
-            if (obs[:, sl].sum(axis=1, dtype=np.int64) > 1).any():
-                self._bad(obs[:, sl].sum(axis=1) > 1, sl, "holds more than one card (a pile has one top)")
-        lens = [self._run(obs, sl) for sl in self.piles]
-        w = obs[:, self.waste_count].astype(np.int64)
-        order = obs[:, self.waste_order]
-        if ((order > w[:, None]) | ((order > 0).sum(axis=1) != w)[:, None]).any():
-            self._bad(((order > w[:, None]).any(axis=1)) | ((order > 0).sum(axis=1) != w), self.waste_order,
-                      "does not number the waste's cards 1..waste_count (R9 memory)")  # fmt: skip
-        own = lens[: len(self.own)]
-        self._room(masks, self.from_nertz, obs[:, self.nertz_top].any(axis=1), "its Nertz pile has no top card")
-        self._room(masks, self.from_waste, w > 0, "its waste is empty")
-        for i, (acts, cnt) in enumerate(self.from_work):
-            self._room(masks, acts, own[i][:, None] >= cnt[None, :], f"work pile {i} has fewer cards than it moves")
-        for j, (acts, cnt) in enumerate(self.onto_work):
-            self._room(masks, acts, own[j][:, None] + cnt[None, :] <= 13, f"work pile {j} has no room (13 cards)")
-
-    def _run(self, obs: np.ndarray, sl: slice) -> np.ndarray:
-        """A work pile's length, after checking it is a run built down in alternating colours."""
-        cards = obs[:, sl].reshape(-1, 4, 13) != 0
-        per_rank = cards.sum(axis=1)
-        present = per_rank > 0
-        n = present.sum(axis=1)
-        first, last = np.argmax(present, axis=1), 12 - np.argmax(present[:, ::-1], axis=1)
-        red = cards[:, 1] | cards[:, 2]
-        clash = present[:, 1:] & present[:, :-1] & (red[:, 1:] == red[:, :-1])
-        bad = (per_rank > 1).any(axis=1) | ((n > 0) & (last - first + 1 != n)) | clash.any(axis=1)
-        if bad.any():
-            self._bad(bad, sl, "is not a work pile built down by one rank in alternating colours (R4.3)")
-        return n
-
-    def _room(self, masks: np.ndarray, acts: np.ndarray, ok: np.ndarray, why: str) -> None:
-        if acts.size == 0:
+        code, row, index = scan_agent_inputs(obs, masks, *self.args)
+        if code == 0:
             return
-        ok = np.broadcast_to(ok if ok.ndim == 2 else ok[:, None], (masks.shape[0], acts.size))
-        bad = (masks[:, acts] != 0) & ~ok
-        if bad.any():
-            row, k = (int(i) for i in np.argwhere(bad)[0])
-            raise ValueError(f"action mask row {row} allows action {int(acts[k])} but the observation says {why}: "
-                             "pass the mask the env gave with that observation")
-
-    def _bad(self, rows: np.ndarray, sl: slice, why: str) -> None:
-        row = int(np.flatnonzero(rows)[0])
-        raise ValueError(f"observation row {row}: {self.names[sl.start]} {why}; pass observations from an env of "
-                         "the agent's config")
+        if code == BAD_VALUE:
+            check_observations(obs[row : row + 1], self.high, self.names)
+        if code == BAD_MASK:
+            raise ValueError(f"action mask row {row}, action {index} is {int(masks[row, index])}; masks hold 0 or 1")
+        if code == NO_LEGAL:
+            raise ValueError(f"action mask row {row} allows nothing; WAIT is always legal (R4.7)")
+        if code in (NO_SOURCE, NO_ROOM):
+            why = "no card to move" if code == NO_SOURCE else "no room at its destination (13 cards)"
+            raise ValueError(f"action mask row {row} allows action {index} but its observation has {why}: pass the "
+                             "mask the env gave with that observation")  # fmt: skip
+        why = {TWO_TOPS: "holds more than one card (a pile has one top)",
+               NOT_A_RUN: "is not a work pile built down by one rank in alternating colours (R4.3)",
+               BAD_WASTE: "does not number the waste's cards 1..waste_count (R9 memory)"}[code]  # fmt: skip
+        raise ValueError(f"observation row {row}: {self.names[index]} {why}; pass observations from an env of the "
+                         "agent's config")
 
 
 def _index_names(layout: Any) -> list[str]:
