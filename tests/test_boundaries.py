@@ -179,7 +179,7 @@ def test_agents_refuse_tables_no_game_can_show():
     bad[2, lay.slices["self.waste_count"]] = 0
     bad[2, lay.slices["own_waste_order"]] = 0
     bad_mask[2, env.catalogue.index("waste>foundation")] = 1
-    cases.append((bad, bad_mask, "waste is empty"))
+    cases.append((bad, bad_mask, "allows action 4 but its observation has no card to move"))
     for name in ("greedy", "heuristic"):
         for bad_obs, bad_masks, match in cases:
             with pytest.raises(ValueError, match=match):
