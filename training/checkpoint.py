@@ -59,6 +59,13 @@ def atomic_write(path: Path, write: Callable[[Path], None], tmp: Path | None = N
             os.close(fd)
 
 
+def remove_partial_files(run_dir: Path) -> None:
+    """Temporary files a killed run left behind (the files they were to replace are intact)."""
+    for tmp in Path(run_dir).glob("*.tmp*"):
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
 def write_json_lines(path: Path, rows: list[dict[str, Any]]) -> None:
     atomic_write(path, lambda tmp: tmp.write_text("".join(json.dumps(r) + "\n" for r in rows)))
 

@@ -42,6 +42,7 @@ from nertz_env.training.checkpoint import (
     eval_line,
     evaluate_policy,
     own_generators,
+    remove_partial_files,
     say,
     summary_table,
     write_json_lines,
@@ -246,6 +247,7 @@ def main(argv: list[str] | None = None) -> Path:
         run_dir = Path(args.out_dir) / f"nertz_v0__{args.exp_name}__{args.seed}__{int(time.time())}"
     check_args(args)
     run_dir.mkdir(parents=True, exist_ok=True)
+    remove_partial_files(run_dir)
     say(f"run directory: {run_dir}")
     config = NertzConfig(num_players=args.num_players, reward=args.reward)
     (run_dir / "config.json").write_text(json.dumps({"args": asdict(args), "rules": config.to_dict()}, indent=2))

@@ -59,6 +59,7 @@ from nertz_env.training.checkpoint import (
     evaluate_policy,
     load_torch_checkpoint,
     own_generators,
+    remove_partial_files,
     say,
     summary_table,
     write_json_lines,
@@ -291,6 +292,7 @@ def run_eval(t: Trainer, run_dir: Path, update: int, loop: Loop, writer) -> dict
 def main(argv: list[str] | None = None) -> Path:
     args, run_dir, resume = start(argv)
     run_dir.mkdir(parents=True, exist_ok=True)
+    remove_partial_files(run_dir)
     say(f"run directory: {run_dir}")
     t = build(args)
     loop, first, evals = restore(t, resume)
