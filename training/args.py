@@ -42,9 +42,12 @@ def parse_given(
     return _build(cls, parser.parse_args(argv)), given
 
 
-def resume_args(cls: type[T], saved: dict[str, Any], args: T, given: set[str], may_change: set[str]) -> T:
+def resume_args(
+    cls: type[T], saved: dict[str, Any], args: T, given: set[str], may_change: set[str], per_call: set[str]
+) -> T:
     """The saved run's arguments, which are authoritative on resume: a flag given now that
-    disagrees with them is an error naming it; the flags of ``may_change`` take the new value."""
+    disagrees with them is an error naming it. The flags of ``may_change`` take the new value when
+    given (else the saved one); those of ``per_call`` belong to this invocation alone."""
     hints = typing.get_type_hints(cls)
     unknown = sorted(set(saved) - set(hints))
     if unknown:
@@ -55,6 +58,9 @@ def resume_args(cls: type[T], saved: dict[str, Any], args: T, given: set[str], m
         if typing.get_origin(hints[f.name]) is tuple:
             old = tuple(old)
         new = getattr(args, f.name)
+        if f.name in per_call:
+            values[f.name] = new
+            continue
         if f.name in may_change:
             values[f.name] = new if f.name in given else old
             continue
@@ -63,7 +69,7 @@ def resume_args(cls: type[T], saved: dict[str, Any], args: T, given: set[str], m
             raise ValueError(
                 f"{flag} {_show(new)} conflicts with the resumed run's {flag} {_show(old)}: a resumed run keeps "
                 f"its saved configuration (flags that may change on resume: "
-                f"{', '.join('--' + n.replace('_', '-') for n in sorted(may_change))})"
+                f"{', '.join('--' + n.replace('_', '-') for n in sorted(may_change | per_call))})"
             )
         values[f.name] = old
     return cls(**values)

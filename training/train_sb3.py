@@ -49,7 +49,8 @@ from nertz_env.training.checkpoint import (
 )
 
 STATE = "nertz_state.pkl"  # the member of checkpoint.zip that holds what the model file does not
-MAY_CHANGE = {"resume", "total_steps", "progress"}
+MAY_CHANGE = {"total_steps"}  # on resume: the saved value unless given
+PER_CALL = {"resume", "progress"}  # on resume: this invocation's value
 
 
 @dataclass
@@ -242,7 +243,7 @@ def main(argv: list[str] | None = None) -> Path:
     if args.resume:
         saved = load_state(args.resume)
         run_dir = Path(args.resume).parent
-        args = resume_args(Args, saved["args"], args, given, MAY_CHANGE)
+        args = resume_args(Args, saved["args"], args, given, MAY_CHANGE, PER_CALL)
     else:
         run_dir = Path(args.out_dir) / f"nertz_v0__{args.exp_name}__{args.seed}__{int(time.time())}"
     check_args(args)

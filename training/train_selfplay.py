@@ -120,7 +120,8 @@ class Args:
 
 
 REQUIRED = ("args", "update", "global_step", "net", "optimizer", "pool", "envs", "numpy_rng", "torch_rng", "obs")
-MAY_CHANGE = {"resume", "total_steps", "stop_after", "progress", "tensorboard"}
+MAY_CHANGE = {"total_steps", "tensorboard"}  # on resume: the saved value unless given
+PER_CALL = {"resume", "stop_after", "progress"}  # on resume: this invocation's value
 
 
 def check_args(args: Args) -> None:
@@ -158,7 +159,7 @@ def start(argv: list[str] | None) -> tuple[Args, Path, dict[str, Any] | None]:
     args, given = parse_given(Args, argv)
     if args.resume:
         resume = load_torch_checkpoint(args.resume, REQUIRED)
-        args = resume_args(Args, resume["args"], args, given, MAY_CHANGE)
+        args = resume_args(Args, resume["args"], args, given, MAY_CHANGE, PER_CALL)
         check_args(args)
         return args, Path(args.resume).parent, resume
     if args.bc_steps == -1:
