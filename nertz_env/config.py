@@ -181,21 +181,22 @@ class NertzConfig:
                 speed = ()
             lo, hi = 1 / MAX_SPEED_RATIO, MAX_SPEED_RATIO
             if len(speed) != self.num_players or not all(np.isfinite(s) and lo <= s <= hi for s in speed):
-                _fail("speed", self.speed, f"None or {self.num_players} numbers from {lo:g} to {hi:g}, one per player")
+                accepted = f"None or {self.num_players} positive numbers, one per player (from {lo:g} to {hi:g})"
+                _fail("speed", self.speed, accepted)
             if self.collision != "random":
                 _fail("speed", self.speed, "None unless collision='random' (speed weights random races)")
             object.__setattr__(self, "speed", speed)
         for name in ("nertz_penalty", "call_bonus"):
             if not _is_int(getattr(self, name)) or not 0 <= getattr(self, name) <= MAX_POINTS:
-                _fail(name, getattr(self, name), f"an integer from 0 to {MAX_POINTS}")
+                _fail(name, getattr(self, name), f"an integer >= 0 (at most {MAX_POINTS})")
         if self.stall_ticks != "auto" and (not _is_int(self.stall_ticks) or not 1 <= self.stall_ticks <= MAX_TICKS):
-            _fail("stall_ticks", self.stall_ticks, f"'auto' or an integer from 1 to {MAX_TICKS}")
+            _fail("stall_ticks", self.stall_ticks, f"'auto' or an integer >= 1 (at most {MAX_TICKS})")
         if self.max_stall_rotations is not None and (
             not _is_int(self.max_stall_rotations) or not 0 <= self.max_stall_rotations <= MAX_TICKS
         ):
-            _fail("max_stall_rotations", self.max_stall_rotations, f"None or an integer from 0 to {MAX_TICKS}")
+            _fail("max_stall_rotations", self.max_stall_rotations, f"None or an integer >= 0 (at most {MAX_TICKS})")
         if not _is_int(self.max_cycles) or not 1 <= self.max_cycles <= MAX_TICKS:
-            _fail("max_cycles", self.max_cycles, f"an integer from 1 to {MAX_TICKS}")
+            _fail("max_cycles", self.max_cycles, f"an integer >= 1 (at most {MAX_TICKS})")
         if self.reward not in REWARD_MODES:
             _fail("reward", self.reward, "'dense', 'sparse' or 'relative'")
         if self.partners and self.num_players not in (4, 6, 8):
@@ -204,7 +205,7 @@ class NertzConfig:
         if self.episode not in EPISODES:
             _fail("episode", self.episode, "'hand' or 'match'")
         if not _is_int(self.target_score) or not 1 <= self.target_score <= MAX_TICKS:
-            _fail("target_score", self.target_score, f"an integer from 1 to {MAX_TICKS}")
+            _fail("target_score", self.target_score, f"an integer >= 1 (at most {MAX_TICKS})")
         if self.hands is not None and (not _is_int(self.hands) or self.hands < 1):
             _fail("hands", self.hands, "None or an integer >= 1")
         if not _is_int(self.max_hands) or not 1 <= self.max_hands <= 127:

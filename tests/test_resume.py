@@ -86,7 +86,7 @@ def test_selfplay_stopped_at_an_evaluation_resumes_exactly(tmp_path):
     a = run(SELFPLAY, *TINY, "--run-dir", str(tmp_path / "a"))
     run(SELFPLAY, *TINY, "--run-dir", str(tmp_path / "b"), "--stop-after", "2")
     assert len(evals(tmp_path / "b")) == 1
-    run(SELFPLAY, "--resume", str(tmp_path / "b" / "checkpoint.pt"))
+    run(SELFPLAY, "--resume", str(tmp_path / "b" / "checkpoint.pt"), "--progress", "false")
     assert same_weights(weights(tmp_path / "a" / "policy.pt"), weights(tmp_path / "b" / "policy.pt"))
     assert evals(tmp_path / "a") == evals(tmp_path / "b")
     assert f"run directory: {tmp_path / 'a'}" in a.stdout
@@ -104,7 +104,7 @@ def kill_loop(tmp_path, module, fresh, find_checkpoint, seed):
     kills = 0
     while True:
         ckpt = find_checkpoint()
-        rest = ["--resume", str(ckpt)] if ckpt is not None else fresh
+        rest = ["--resume", str(ckpt), "--progress", "false"] if ckpt is not None else fresh
         if kills >= KILLS:
             run(module, *rest)
             return kills
@@ -155,7 +155,7 @@ def test_sb3_survives_kill_9_anywhere_with_evaluations(tmp_path):
 def test_sb3_resume_without_total_steps_keeps_the_saved_budget(tmp_path):
     run(SB3, *SB3_TINY, "--out-dir", str(tmp_path), "--total-steps", "128", "--eval-every", "0")
     run_dir = next(tmp_path.iterdir())
-    run(SB3, "--resume", str(run_dir / "checkpoint.zip"))  # trained on to 500,000 before
+    run(SB3, "--resume", str(run_dir / "checkpoint.zip"), "--progress", "false")  # trained on to 500,000 before
     from sb3_contrib import MaskablePPO
 
     assert MaskablePPO.load(run_dir / "checkpoint.zip").num_timesteps == 128
