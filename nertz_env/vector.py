@@ -5,7 +5,8 @@ games, seats       ``num_envs`` hands of ``num_players`` (2 to 8) players, all a
 observations       int8 ``[num_envs, num_players, obs_dim]``, each seat's egocentric view (R9),
                    sliced by ``env.layout`` (``nertz_env.layout.ObservationLayout``)
 action masks       int8 ``[num_envs, num_players, num_actions]``, 1 = legal (R4); never empty
-actions            int ``[num_envs, num_players]``, indices into ``env.catalogue`` (R10 names)
+actions            int ``[num_envs, num_players]``, indices into ``env.catalogue`` (R10 names);
+                   out of range raises, as in ``nertz_v0``; an illegal one in range is WAIT
 rewards            float32 ``[num_envs, num_players]``, per the ``reward`` option (R7)
 =================  ===========================================================================
 
