@@ -172,12 +172,13 @@ class Arena:
         while active.any():
             live = seat_agent.reshape(-1)
             # A decision's key is its hand, seat and tick: an agent's draws never depend on which
-            # tables share the batch, so results do not depend on batch_size.
+            # tables share the batch, so results do not depend on batch_size. The rows are the
+            # engine's own, so the agents skip act_batch's scan of their contents.
             keys = mix_keys(np.repeat(hand_seed, p), seat_of_row, np.repeat(state.tick.astype(np.uint64), p))
             for k, agent in enumerate(self.agents):
                 rows = np.flatnonzero(live == k)
                 if rows.size:
-                    act_rows[rows] = agent.act_batch(obs_rows[rows], mask_rows[rows], keys=keys[rows])
+                    act_rows[rows] = agent._act_engine_rows(obs_rows[rows], mask_rows[rows], keys[rows])
             tables = np.flatnonzero(active)
             _advance_tables(
                 state, tables, actions, self._cfg, self._table, self._speed, obs, masks, won, lost, illegal,
