@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from nertz_env.actions import ActionCatalogue
+from nertz_env.checks import AgentInputCheck, check_masks, check_observations, check_seed
 from nertz_env.config import NertzConfig
 from nertz_env.layout import ObservationLayout
 
@@ -52,6 +53,39 @@ def observation_offsets(config: NertzConfig) -> np.ndarray:
     return out
 
 
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def mix_keys(*words: np.ndarray) -> np.ndarray:
+    """A uint64 hash of equal-shaped uint64 arrays, element by element (splitmix64 finalizer over
+    each word in turn)."""
+    with np.errstate(over="ignore"):
+        z = np.zeros(np.shape(words[0]), np.uint64)
+        for w in words:
+            z = (z ^ np.asarray(w, np.uint64)) + _GOLDEN
+            z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+            z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+            z = z ^ (z >> np.uint64(31))
+    return z
+
+
+def uniforms_from_keys(keys: np.ndarray) -> np.ndarray:
+    """Uniforms in [0, 1) from uint64 hashes (their top 53 bits)."""
+    return (keys >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+def sample_rows(probs: np.ndarray, masks: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+    """One legal action per row drawn from ``probs`` by inverse CDF with the given uniforms."""
+    weights = np.where(masks != 0, np.asarray(probs, np.float64), 0.0)
+    cdf = np.cumsum(weights, axis=1)
+    picked = (cdf <= (uniforms * cdf[:, -1])[:, None]).sum(axis=1)
+    last_legal = masks.shape[1] - 1 - np.argmax(masks[:, ::-1] != 0, axis=1)
+    picked = np.minimum(picked, last_legal)
+    zero = weights[np.arange(len(picked)), picked] == 0  # only where every weight is 0: first legal
+    picked[zero] = np.argmax(masks[zero] != 0, axis=1)
+    return picked.astype(np.int64)
+
+
 class Agent(ABC):
     """A player: ``reset(seat)`` starts a hand, ``act`` / ``act_batch`` choose legal actions.
 
@@ -64,13 +98,27 @@ class Agent(ABC):
 
     def __init__(self, config: NertzConfig | None = None, seed: int = 0):
         self.config = config if config is not None else NertzConfig()
-        self.seed = int(seed)
+        if not isinstance(self.config, NertzConfig):
+            raise TypeError(f"config must be a NertzConfig, got {type(self.config).__name__}")
+        self.seed = check_seed(seed, "agent seed", allow_none=False)
         self.catalogue = ActionCatalogue(self.config)
         self.table = self.catalogue.table.astype(np.int64)
         self.offsets = observation_offsets(self.config)
         self.cfg = self.config.packed
-        self.obs_size = ObservationLayout(self.config).size
+        layout = ObservationLayout(self.config)
+        self.obs_size = layout.size
+        self._check_inputs = AgentInputCheck(self.config, layout, self.catalogue.table)
         self.seat = 0
+        self.rng = np.random.default_rng(self.seed)
+        self._keys: np.ndarray | None = None
+
+    def row_uniforms(self, n: int) -> np.ndarray:
+        """One uniform in [0, 1) per row of the current ``act_batch``: a pure function of the
+        agent's seed and the row's key when the caller gave ``keys`` (so a decision does not depend
+        on which other rows share the batch), else drawn in row order from the agent's generator."""
+        if self._keys is None:
+            return self.rng.random(n)
+        return uniforms_from_keys(mix_keys(np.full(n, self.seed % 2**64, np.uint64), self._keys))
 
     def reset(self, seat: int = 0) -> None:
         """Start a hand in ``seat`` (the observation is already egocentric; kept for agents that
@@ -79,14 +127,23 @@ class Agent(ABC):
 
     def act(self, observation: Mapping[str, Any]) -> int:
         """One decision from a PettingZoo-style ``{"observation", "action_mask"}`` dict."""
-        obs = np.asarray(observation["observation"], dtype=np.int8)[None]
-        mask = np.asarray(observation["action_mask"], dtype=np.int8)[None]
-        return int(self.act_batch(obs, mask)[0])
+        if not isinstance(observation, Mapping) or not {"observation", "action_mask"} <= set(observation):
+            raise TypeError("act takes a dict {'observation': int8[D], 'action_mask': int8[N]} (the env's observation)")
+        obs, mask = np.asarray(observation["observation"]), np.asarray(observation["action_mask"])
+        if obs.ndim != 1 or mask.ndim != 1:
+            raise ValueError(f"act takes one observation [D] and one mask [N], got {obs.shape} and {mask.shape}")
+        return int(self.act_batch(obs[None], mask[None])[0])
 
-    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        """Actions ``int64[n]`` for ``n`` independent rows of observations and masks."""
-        obs = np.ascontiguousarray(observations, dtype=np.int8)
-        masks = np.ascontiguousarray(action_masks, dtype=np.int8)
+    def act_batch(
+        self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Actions ``int64[n]`` for ``n`` independent rows of observations and masks. ``keys``
+        (uint64 ``[n]``, optional) names each decision (the arena: its hand, seat and tick); an
+        agent with chance then draws for a row from its seed and that key alone."""
+        obs, masks = np.asarray(observations), np.asarray(action_masks)
+        for what, a in (("observations", obs), ("action masks", masks)):
+            if a.dtype != np.int8 and not (np.issubdtype(a.dtype, np.integer) or a.dtype == np.bool_):
+                raise TypeError(f"{what} must be integer arrays (int8, as the env gives them), got {a.dtype}")
         if obs.ndim != 2 or masks.ndim != 2 or obs.shape[0] != masks.shape[0]:
             raise ValueError(f"act_batch takes observations [n, D] and masks [n, N], got {obs.shape}, {masks.shape}")
         if obs.shape[1] != self.obs_size or masks.shape[1] != len(self.catalogue):
@@ -95,10 +152,31 @@ class Agent(ABC):
                 f"actions ({self.config.num_players} players, {self.config.work_piles} work piles), "
                 f"got {obs.shape[1]} and {masks.shape[1]}: build it with the env's config"
             )
-        if not masks.any(axis=1).all():
-            raise ValueError("every action mask needs a legal action (WAIT is always legal, R4.7)")
+        check = self._check_inputs
+        if obs.dtype != np.int8:  # values outside int8 must not be cast silently into range
+            check_observations(obs, check.high, check.names)
+        if masks.dtype != np.int8:
+            check_masks(masks)
+        obs = np.ascontiguousarray(obs, dtype=np.int8)
+        masks = np.ascontiguousarray(masks, dtype=np.int8)
+        check(obs, masks)  # the kernels index arrays with what they read from these
+        return self._act_engine_rows(obs, masks, keys)
+
+    def _act_engine_rows(self, obs: np.ndarray, masks: np.ndarray, keys: np.ndarray | None = None) -> np.ndarray:
+        """``act_batch`` without its checks, for the harness's arena only: its rows are what the
+        engine itself just wrote for this config (contiguous int8 of the right shapes). Anything
+        from outside goes through ``act_batch``."""
+        if keys is not None:
+            keys = np.asarray(keys)
+            if keys.dtype != np.uint64 or keys.shape != (obs.shape[0],):
+                raise ValueError(f"keys must be uint64 shaped ({obs.shape[0]},), one per row; got {keys.dtype} "
+                                 f"{keys.shape}")
         out = np.empty(obs.shape[0], dtype=np.int64)
-        self._choose(obs, masks, out)
+        self._keys = keys
+        try:
+            self._choose(obs, masks, out)
+        finally:
+            self._keys = None
         return out
 
     @abstractmethod

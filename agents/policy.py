@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from nertz_env.agents import register
-from nertz_env.agents.base import Agent
+from nertz_env.agents.base import Agent, sample_rows
 from nertz_env.config import NertzConfig
 from nertz_env.layout import ObservationLayout
 
@@ -171,7 +171,11 @@ def save_policy(
         "extra": extra or {},
     }
     tmp = path.with_suffix(path.suffix + ".tmp")
-    torch.save(blob, tmp)
+    try:
+        torch.save(blob, tmp)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a full disk leaves no partial file
+        raise
     tmp.replace(path)
     return path
 
@@ -213,7 +217,6 @@ class PolicyAgent(Agent):
         path = Path(path)
         if not path.exists():
             raise FileNotFoundError(f"no policy file at {path}")
-        torch = _torch()
         if path.suffix == ".zip":
             from sb3_contrib import MaskablePPO
 
@@ -236,20 +239,26 @@ class PolicyAgent(Agent):
             )
         self.path = path
         self.greedy = bool(greedy)
-        self._gen = torch.Generator().manual_seed(self.seed)
 
     def _choose(self, obs: np.ndarray, masks: np.ndarray, out: np.ndarray) -> None:
         torch = _torch()
         if self._sb3 is not None:
-            actions, _ = self._sb3.predict(obs, action_masks=masks.astype(bool), deterministic=self.greedy)
-            out[:] = actions
-            return
-        with torch.no_grad():
-            logits, _ = self._net(torch.from_numpy(obs), torch.from_numpy(masks))
+            if self.greedy:
+                out[:] = self._sb3.predict(obs, action_masks=masks.astype(bool), deterministic=True)[0]
+                return
+            with torch.no_grad():
+                policy = self._sb3.policy
+                dist = policy.get_distribution(policy.obs_to_tensor(obs)[0], action_masks=masks.astype(bool))
+                probs = dist.distribution.probs.cpu().numpy()
+        else:
+            with torch.no_grad():
+                logits, _ = self._net(torch.from_numpy(obs), torch.from_numpy(masks))
             if self.greedy:
                 out[:] = logits.argmax(-1).numpy()
-            else:
-                out[:] = torch.multinomial(torch.softmax(logits, -1), 1, generator=self._gen).squeeze(-1).numpy()
+                return
+            probs = torch.softmax(logits.double(), -1).numpy()
+        # Sampled with the agent's seed (row_uniforms: per decision key in the arena).
+        out[:] = sample_rows(probs, masks, self.row_uniforms(len(out)))
 
 
 def _policy(config: NertzConfig | None = None, seed: int = 0, path: str | None = None, **options: Any) -> PolicyAgent:

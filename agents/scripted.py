@@ -22,11 +22,10 @@ class RandomAgent(Agent):
 
     def __init__(self, config: NertzConfig | None = None, seed: int = 0):
         super().__init__(config, seed)
-        self.rng = np.random.default_rng(self.seed)
 
     def _choose(self, obs: np.ndarray, masks: np.ndarray, out: np.ndarray) -> None:
-        # One uniform per row, drawn in row order: act on rows one by one equals act_batch on all.
-        _kernels.choose_uniform(masks, self.rng.random(masks.shape[0]), out)
+        # One uniform per row (row_uniforms): in row order from the generator, or from each row's key.
+        _kernels.choose_uniform(masks, self.row_uniforms(masks.shape[0]), out)
 
 
 class PassiveAgent(Agent):

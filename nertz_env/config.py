@@ -74,6 +74,11 @@ assert [MATCH_ENDS.index(m) for m in MATCH_ENDS] == [
 ]
 # A match total is observed exactly as sign, hundreds and rest (all int8); it must fit.
 MAX_OBSERVED_TOTAL = 127 * 100 + 99
+# Bounds that keep every count and score of the compiled engine inside int32 (scores of a hand,
+# team sums and match totals over up to 127 hands; tick counters summed over a match).
+MAX_POINTS = 1000  # nertz_penalty and call_bonus
+MAX_TICKS = 1_000_000  # max_cycles, stall_ticks, max_stall_rotations
+MAX_SPEED_RATIO = 1e6  # speed weights lie in [1 / ratio, ratio]
 
 # Named rule sets of the source texts (RULES.md names them): ``NertzConfig.from_kwargs(preset=...)``.
 PRESETS: dict[str, dict[str, Any]] = {
@@ -240,22 +245,24 @@ class NertzConfig:
                 speed = tuple(float(s) for s in self.speed)
             except (TypeError, ValueError):
                 speed = ()
-            if len(speed) != self.num_players or not all(np.isfinite(s) and s > 0 for s in speed):
-                _fail("speed", self.speed, f"None or {self.num_players} positive numbers, one per player")
+            lo, hi = 1 / MAX_SPEED_RATIO, MAX_SPEED_RATIO
+            if len(speed) != self.num_players or not all(np.isfinite(s) and lo <= s <= hi for s in speed):
+                accepted = f"None or {self.num_players} positive numbers, one per player (from {lo:g} to {hi:g})"
+                _fail("speed", self.speed, accepted)
             if self.collision != "random":
                 _fail("speed", self.speed, "None unless collision='random' (speed weights random races)")
             object.__setattr__(self, "speed", speed)
         for name in ("nertz_penalty", "call_bonus"):
-            if not _is_int(getattr(self, name)) or getattr(self, name) < 0:
-                _fail(name, getattr(self, name), "an integer >= 0")
-        if self.stall_ticks != "auto" and (not _is_int(self.stall_ticks) or self.stall_ticks < 1):
-            _fail("stall_ticks", self.stall_ticks, "'auto' or an integer >= 1")
+            if not _is_int(getattr(self, name)) or not 0 <= getattr(self, name) <= MAX_POINTS:
+                _fail(name, getattr(self, name), f"an integer >= 0 (at most {MAX_POINTS})")
+        if self.stall_ticks != "auto" and (not _is_int(self.stall_ticks) or not 1 <= self.stall_ticks <= MAX_TICKS):
+            _fail("stall_ticks", self.stall_ticks, f"'auto' or an integer >= 1 (at most {MAX_TICKS})")
         if self.max_stall_rotations is not None and (
-            not _is_int(self.max_stall_rotations) or self.max_stall_rotations < 0
+            not _is_int(self.max_stall_rotations) or not 0 <= self.max_stall_rotations <= MAX_TICKS
         ):
-            _fail("max_stall_rotations", self.max_stall_rotations, "None or an integer >= 0")
-        if not _is_int(self.max_cycles) or self.max_cycles < 1:
-            _fail("max_cycles", self.max_cycles, "an integer >= 1")
+            _fail("max_stall_rotations", self.max_stall_rotations, f"None or an integer >= 0 (at most {MAX_TICKS})")
+        if not _is_int(self.max_cycles) or not 1 <= self.max_cycles <= MAX_TICKS:
+            _fail("max_cycles", self.max_cycles, f"an integer >= 1 (at most {MAX_TICKS})")
         if self.reward not in REWARD_MODES:
             _fail("reward", self.reward, "'dense', 'sparse' or 'relative'")
         if self.partners and self.num_players not in (4, 6, 8):
@@ -263,8 +270,8 @@ class NertzConfig:
         object.__setattr__(self, "move_ticks", _normalise_move_ticks(self.move_ticks))
         if self.episode not in EPISODES:
             _fail("episode", self.episode, "'hand' or 'match'")
-        if not _is_int(self.target_score) or self.target_score < 1:
-            _fail("target_score", self.target_score, "an integer >= 1")
+        if not _is_int(self.target_score) or not 1 <= self.target_score <= MAX_TICKS:
+            _fail("target_score", self.target_score, f"an integer >= 1 (at most {MAX_TICKS})")
         if self.hands is not None and (not _is_int(self.hands) or self.hands < 1):
             _fail("hands", self.hands, "None or an integer >= 1")
         if not _is_int(self.max_hands) or not 1 <= self.max_hands <= 127:

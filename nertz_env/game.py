@@ -7,7 +7,9 @@ notation (``snapshot``) and saves and restores it cheaply (``get_state`` / ``set
 from __future__ import annotations
 
 import difflib
+import hashlib
 import warnings
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,6 +18,7 @@ import numpy as np
 from nertz_env import engine
 from nertz_env.actions import NERTZ, TO_NERTZ, TO_WORK, WASTE, WORK_SOURCE, ActionCatalogue
 from nertz_env.cards import card_name, parse_deck
+from nertz_env.checks import check_int_actions, check_seed, check_table, check_table_shapes
 from nertz_env.config import NertzConfig
 from nertz_env.engine import AIR_ACTION, AIR_CARD, AIR_TICKS
 from nertz_env.layout import ObservationLayout
@@ -45,11 +48,14 @@ class Game:
         self._plan = engine.mask_plan(self.catalogue.table)
         self._actions = np.zeros(p, np.int64)
         self.seeded = False
+        self.dealt = False  # a hand is on the table (reset or set_state)
+        self._checked: OrderedDict[bytes, None] = OrderedDict()  # digests of tables known to be valid
 
     # -- dealing ---------------------------------------------------------------------------
     def reset(self, seed: int | None = None, decks: Sequence[Sequence[str | int]] | None = None) -> None:
         """Deal a new hand (R2): shuffled from the game's stream, or the R10 fixed ``decks``. In a
         match (R8) this starts a new match; its later hands come from the game's stream."""
+        seed = check_seed(seed)
         if seed is not None or not self.seeded:
             self.state.rng[0] = engine.seed_streams(seed, 1)[0]
             self.seeded = True
@@ -57,6 +63,7 @@ class Game:
         dealt = _NO_DECKS if decks is None else self.parse_decks(decks)
         engine.deal_game(self.state, 0, dealt, self._cfg, self.catalogue.table, self._plan, self.obs, self.masks)
         self.rewards[:] = 0
+        self.dealt = True
 
     def dealt_decks(self) -> list[list[str]]:
         """The R10 decks (card names, top of deck first) that deal the table of a freshly dealt
@@ -76,8 +83,15 @@ class Game:
 
     # -- playing ---------------------------------------------------------------------------
     def step(self, actions: Sequence[int] | np.ndarray) -> None:
-        """One tick: every player's action resolves together (R3, R6)."""
-        self._actions[:] = actions
+        """One tick: every player's action resolves together (R3, R6). ``actions`` holds one
+        integer per seat, each an index into the catalogue (an illegal one is played as WAIT)."""
+        if not self.dealt:
+            raise RuntimeError("call reset() (or set_state()) before step(): no hand is on the table")
+        a = np.asarray(actions)
+        if a.shape != self._actions.shape:
+            raise ValueError(f"step takes one action per seat, shaped ({self.config.num_players},), got {a.shape}")
+        check_int_actions(a, len(self.catalogue), "Game.step")
+        self._actions[:] = a
         engine.play_game_tick(
             self.state, 0, self._actions, self._cfg, self.catalogue.table, self._speed, self._plan,
             self.illegal_action_penalty, engine.PLAY_MATCH | engine.PLAY_OBSERVE, self.obs, self.masks, self.rewards,
@@ -320,16 +334,34 @@ class Game:
 
     def get_state(self) -> engine.State:
         """A cheap copy of the whole table, random stream included."""
-        return engine.copy_state(self.state)
+        state = engine.copy_state(self.state)
+        if self.dealt:
+            self._remember(_digest(state))
+        return state
+
+    def check_state(self, state: engine.State) -> None:
+        """Raise unless ``set_state`` may restore ``state`` (``nertz_env.checks.check_table``)."""
+        check_table_shapes(state, self.config, self.state)
+        digest = _digest(state)
+        if digest not in self._checked:  # a table this game handed out, unchanged, needs no second look
+            check_table(state, self.config, self.catalogue.table, self.state)
+            self._remember(digest)
+
+    def _remember(self, digest: bytes) -> None:
+        self._checked[digest] = None
+        self._checked.move_to_end(digest)
+        if len(self._checked) > 4096:
+            self._checked.popitem(last=False)
 
     def set_state(self, state: engine.State) -> None:
-        """Restore a table saved by ``get_state`` (of a game with the same config)."""
-        if not isinstance(state, engine.State) or any(a.shape != b.shape for a, b in zip(state, self.state)):
-            raise ValueError("set_state takes a state returned by get_state() of a game with the same config")
+        """Restore a table saved by ``get_state`` (of a game with the same config); a table that
+        breaks the rules' invariants is refused with the reason (``nertz_env.checks.check_table``)."""
+        self.check_state(state)
         for dst, src in zip(self.state, state):
             dst[...] = src
         engine.observe_and_mask(self.state, 0, self._cfg, self.catalogue.table, self._plan, self.obs, self.masks)
         self.rewards[:] = 0
+        self.seeded = self.dealt = True
 
 
 def check_reset_options(options: Mapping[str, Any]) -> None:
@@ -341,3 +373,10 @@ def check_reset_options(options: Mapping[str, Any]) -> None:
         if isinstance(key, str) and difflib.get_close_matches(key.lower(), ["decks"], n=1, cutoff=0.6):
             raise ValueError(f"unknown reset option {key!r}; did you mean 'decks' (R10 fixed deals)?")
         warnings.warn(f"ignoring unknown reset option {key!r}; known: 'decks' (R10 fixed deals)", stacklevel=3)
+
+
+def _digest(state: engine.State) -> bytes:
+    h = hashlib.blake2b(digest_size=16)
+    for a in state:
+        h.update(a.tobytes())
+    return h.digest()

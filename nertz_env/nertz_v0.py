@@ -214,6 +214,8 @@ class NertzParallelEnv(ParallelEnv):
 
     # -- the loop -----------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None):
+        if options is not None and not isinstance(options, Mapping):
+            raise TypeError(f"reset options must be a dict such as {{'decks': [...]}} or None, got {options!r}")
         options = dict(options or {})
         check_reset_options(options)
         self.game.reset(seed=seed, decks=options.get("decks"))
@@ -304,13 +306,26 @@ class NertzParallelEnv(ParallelEnv):
 
     def get_state(self) -> dict[str, Any]:
         """A cheap copy of the table and the env's bookkeeping, for ``set_state``."""
-        return {"table": self.game.get_state(), "agents": list(self.agents)}
+        return {"table": self.game.get_state(), "agents": list(self.agents), "config": self.config}
 
     def set_state(self, state: Mapping[str, Any]) -> None:
-        if not isinstance(state, Mapping) or set(state) != {"table", "agents"}:
-            raise ValueError("set_state takes a dict returned by get_state() of an env with the same config")
-        self.game.set_state(state["table"])
-        self.agents = list(state["agents"])
+        """Restore ``get_state()`` of an env with the same config; anything else is refused, naming
+        what differs (the table is checked by ``nertz_env.checks.check_table``)."""
+        if not isinstance(state, Mapping) or set(state) != {"table", "agents", "config"}:
+            raise ValueError("set_state takes the dict get_state() returns: keys 'table', 'agents' and 'config'")
+        if state["config"] != self.config:
+            mine, theirs = self.config.to_dict(), getattr(state["config"], "to_dict", dict)()
+            diff = sorted(k for k in mine if mine[k] != theirs.get(k))
+            raise ValueError(f"set_state: the state was saved under other rules ({', '.join(diff) or 'not a config'}"
+                             f" differ); restore it into an env of the same config")
+        table = state["table"]
+        self.game.check_state(table)
+        agents = list(state["agents"]) if isinstance(state["agents"], (list, tuple)) else None
+        expected = [] if table.ended[0] else self.possible_agents
+        if agents != expected:
+            raise ValueError(f"set_state: agents must be {expected} for this table, got {state['agents']!r}")
+        self.game.set_state(table)
+        self.agents = agents
 
     def render(self) -> str | None:
         if self.render_mode is None:

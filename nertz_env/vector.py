@@ -6,7 +6,7 @@
 | observations | int8 ``[num_envs, num_players, obs_dim]``, each seat's egocentric view (R9)       |
 | layout       | ``env.layout`` (``nertz_env.layout.ObservationLayout``) names the observation's parts |
 | action masks | int8 ``[num_envs, num_players, num_actions]``, 1 = legal (R4); never empty        |
-| actions      | int ``[num_envs, num_players]``, indices into ``env.catalogue`` (R10 names)       |
+| actions      | int ``[num_envs, num_players]``, indices into ``env.catalogue`` (R10 names); out of range raises, as in ``nertz_v0``; an illegal one in range is WAIT |
 | rewards      | float32 ``[num_envs, num_players]``, per the ``reward`` option (R7)               |
 
 Episode end (R5): a call or a stall *terminates* the hand, ``max_cycles`` *truncates* it; both are
@@ -70,6 +70,7 @@ from gymnasium import spaces
 
 from nertz_env import engine
 from nertz_env.actions import ActionCatalogue
+from nertz_env.checks import check_int_actions, check_seed
 from nertz_env.config import NertzConfig
 from nertz_env.layout import ObservationLayout
 from nertz_env.options import RuleOptions
@@ -201,7 +202,7 @@ class NertzVectorEnv:
         self._actions = np.zeros((self.num_envs, self.num_players), np.int64)
         self._sampled = np.zeros((self.num_envs, self.num_players), np.int64)
         self._sampler = np.zeros(self.num_envs, np.uint64)
-        self._seed = seed
+        self._seed = check_seed(seed)
         self._seeded = False
         out = self.buffers
         self.infos: dict[str, Any] = {
@@ -231,6 +232,7 @@ class NertzVectorEnv:
     # -- the loop --------------------------------------------------------------------------
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Deal a new hand in every game; returns ``(observations, action_masks)``."""
+        seed = check_seed(seed)
         if seed is None and not self._seeded:
             seed = self._seed
         if seed is not None or not self._seeded:
@@ -260,6 +262,7 @@ class NertzVectorEnv:
                 f"actions must be integers shaped (num_envs, num_players) = {self._actions.shape}, "
                 f"got {a.dtype} {a.shape}"
             )
+        check_int_actions(a, self.num_actions, "NertzVectorEnv.step")  # as nertz_v0: out of range raises
         np.copyto(self._actions, a, casting="unsafe")
         _run(engine.step_batch, engine.step_batch_threaded, self.num_threads,
              self.state, self._actions, self._cfg, self._table, self._speed, self._plan,

@@ -32,13 +32,13 @@ RULES = [
 
 
 def actions_for(env_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Mostly random legal actions, some illegal or out of range (played as WAIT, R4.7)."""
+    """Mostly random legal actions, some illegal (played as WAIT, R4.7; out of range raises)."""
     games, players, n = env_masks.shape
     acts = np.zeros((games, players), np.int64)
     for g in range(games):
         for p in range(players):
             roll = rng.random()
-            acts[g, p] = rng.integers(-3, n + 3) if roll < 0.05 else rng.choice(np.flatnonzero(env_masks[g, p]))
+            acts[g, p] = rng.integers(0, n) if roll < 0.05 else rng.choice(np.flatnonzero(env_masks[g, p]))
     return acts
 
 
@@ -126,7 +126,9 @@ def test_buffers_are_written_in_place_and_illegal_actions_wait():
     env = NertzVectorEnv(2, seed=0, illegal_action_penalty=0.5)
     obs, masks = env.reset()
     before = env.state.tick.copy()
-    out = env.step(np.full((2, 4), 10_000))  # out of range: every seat waits (R4.7), flagged
+    with pytest.raises(ValueError, match="action 10000 at \\(0, 0\\) is out of range"):
+        env.step(np.full((2, 4), 10_000))  # out of range raises, as in nertz_v0
+    out = env.step(np.full((2, 4), env.catalogue.index("call")))  # illegal at the deal (R4.6): waits, flagged
     assert out[0] is obs and out[1] is masks
     assert out[5]["illegal"].all() and (out[2] == -0.5).all()
     assert (env.state.tick == before + 1).all()

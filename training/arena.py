@@ -18,7 +18,7 @@ import numpy as np
 
 from nertz_env import engine
 from nertz_env.actions import ActionCatalogue
-from nertz_env.agents.base import Agent
+from nertz_env.agents.base import Agent, mix_keys
 from nertz_env.config import NertzConfig
 from nertz_env.layout import ObservationLayout
 
@@ -106,6 +106,7 @@ class Arena:
         actions = np.zeros((b_max, p), np.int64)
         won, lost, illegal = (np.zeros((b_max, p), np.int32) for _ in range(3))  # R6 races, illegal actions
         seat_agent = np.full((b_max, p), -1, np.int64)
+        hand_seed = np.zeros(b_max, np.uint64)  # names each decision with its seat and tick (act_batch keys)
         active = np.zeros(b_max, np.bool_)
         hands: list[Hand | None] = [None] * b_max
         owner: list[Stream | None] = [None] * b_max
@@ -126,6 +127,7 @@ class Arena:
             engine.deal_game(state, b, decks, self._cfg, self._table, self._plan, obs[b], masks[b])
             won[b], lost[b], illegal[b] = 0, 0, 0
             seat_agent[b] = hand.seats
+            hand_seed[b] = hand.seed % 2**64
             hands[b] = hand
             active[b] = True
 
@@ -150,8 +152,12 @@ class Arena:
         for b in range(b_max):
             refill(b, None)
         obs_rows, mask_rows, act_rows = obs.reshape(-1, d), masks.reshape(-1, n), actions.reshape(-1)
+        seat_of_row = np.tile(np.arange(p, dtype=np.uint64), b_max)
         while active.any():
-            self._act(seat_agent.reshape(-1), obs_rows, mask_rows, act_rows)
+            # A decision's key is its hand, seat and tick: an agent's draws never depend on which
+            # tables share the batch, so results do not depend on batch_size.
+            keys = mix_keys(np.repeat(hand_seed, p), seat_of_row, np.repeat(state.tick.astype(np.uint64), p))
+            self._act(seat_agent.reshape(-1), obs_rows, mask_rows, act_rows, keys)
             tables = np.flatnonzero(active)
             # One tick of every live table (R3), each a single hand: the streams make matches (R8).
             engine.step_games(state, tables, actions, self._cfg, self._table, self._speed, self._plan, obs, masks,
@@ -170,12 +176,15 @@ class Arena:
                 refill(int(b), result)
         return results
 
-    def _act(self, seat_agents: np.ndarray, obs_rows: np.ndarray, mask_rows: np.ndarray, act_rows: np.ndarray):
-        """Each agent chooses, in one batch, for every seat it holds (``seat_agents``: -1 = empty)."""
+    def _act(self, seat_agents: np.ndarray, obs_rows: np.ndarray, mask_rows: np.ndarray, act_rows: np.ndarray,
+             keys: np.ndarray) -> None:
+        """Each agent chooses, in one batch, for every seat it holds (``seat_agents``: -1 = empty),
+        each decision drawing from its own ``keys`` row. The rows are the engine's own, so the
+        agents skip ``act_batch``'s scan of their contents."""
         for k, agent in enumerate(self.agents):
             rows = np.flatnonzero(seat_agents == k)
             if rows.size:
-                act_rows[rows] = agent.act_batch(obs_rows[rows], mask_rows[rows])
+                act_rows[rows] = agent._act_engine_rows(obs_rows[rows], mask_rows[rows], keys[rows])
 
     def _result(self, state: engine.State, b: int, hand: Hand, won: np.ndarray, lost: np.ndarray) -> HandResult:
         ints = lambda a: tuple(int(x) for x in a)  # noqa: E731

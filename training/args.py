@@ -30,13 +30,67 @@ def _bool(text: str) -> bool:
 
 def parse(cls: type[T], argv: Sequence[str] | None = None, description: str | None = None) -> T:
     """Parse ``argv`` into ``cls``; unknown flags and bad values exit with argparse's message."""
+    return parse_given(cls, argv, description)[0]
+
+
+def parse_given(
+    cls: type[T], argv: Sequence[str] | None = None, description: str | None = None
+) -> tuple[T, set[str]]:
+    """``parse``, and the names of the fields the command line gave explicitly."""
+    parser = _parser(cls, description)
+    given = set(vars(_parser(cls, description, argparse.SUPPRESS).parse_args(argv)))
+    return _build(cls, parser.parse_args(argv)), given
+
+
+def resume_args(
+    cls: type[T], saved: dict[str, Any], args: T, given: set[str], may_change: set[str], per_call: set[str]
+) -> T:
+    """The saved run's arguments, which are authoritative on resume: a flag given now that
+    disagrees with them is an error naming it. The flags of ``may_change`` take the new value when
+    given (else the saved one); those of ``per_call`` belong to this invocation alone."""
+    hints = typing.get_type_hints(cls)
+    unknown = sorted(set(saved) - set(hints))
+    if unknown:
+        raise ValueError(f"the checkpoint's arguments name unknown flags {unknown}: it is from another trainer")
+    values = {}
+    for f in dataclasses.fields(cls):
+        old = saved.get(f.name, getattr(args, f.name))
+        if typing.get_origin(hints[f.name]) is tuple:
+            old = tuple(old)
+        new = getattr(args, f.name)
+        if f.name in per_call:
+            values[f.name] = new
+            continue
+        if f.name in may_change:
+            values[f.name] = new if f.name in given else old
+            continue
+        if f.name in given and new != old:
+            flag = "--" + f.name.replace("_", "-")
+            raise ValueError(
+                f"{flag} {_show(new)} conflicts with the resumed run's {flag} {_show(old)}: a resumed run keeps "
+                f"its saved configuration (flags that may change on resume: "
+                f"{', '.join('--' + n.replace('_', '-') for n in sorted(may_change | per_call))})"
+            )
+        values[f.name] = old
+    return cls(**values)
+
+
+def _show(value: Any) -> str:
+    return " ".join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+
+def _parser(cls: type, description: str | None, default: Any = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        description=description or cls.__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter
+        description=description or cls.__doc__,
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        argument_default=default,
     )
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         hint = hints[f.name]
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        if argument_default := parser.argument_default:
+            default = argument_default
         flag = "--" + f.name.replace("_", "-")
         help_text = f.metadata.get("help", "")
         origin = typing.get_origin(hint)
@@ -48,7 +102,11 @@ def parse(cls: type[T], argv: Sequence[str] | None = None, description: str | No
         else:
             kind = next((a for a in typing.get_args(hint) if a is not type(None)), hint)
             parser.add_argument(flag, type=kind, default=default, help=help_text, choices=f.metadata.get("choices"))
-    ns = parser.parse_args(argv)
+    return parser
+
+
+def _build(cls: type[T], ns: argparse.Namespace) -> T:
+    hints = typing.get_type_hints(cls)
     values = vars(ns)
     for f in dataclasses.fields(cls):
         if typing.get_origin(hints[f.name]) is tuple:

@@ -8,22 +8,25 @@
     python -m training.train_sb3 --mode single --opponents greedy heuristic greedy --total-steps 200000
     python -m training.train_sb3 --mode selfplay --resume runs/<run>/checkpoint.zip
 
-Writes ``runs/{env}__{exp}__{seed}__{time}/``: TensorBoard logs, ``checkpoint.zip`` (+
-``checkpoint.state.pkl``: the envs, the last observations and the random generators, so that
-``--resume`` continues exactly as an uninterrupted run would), ``policy.zip`` (for
-``agents.make("policy", path=...)``), ``config.json`` and ``evals.jsonl``.
+Writes ``runs/{env}__{exp}__{seed}__{time}/`` (printed at the start): TensorBoard logs,
+``checkpoint.zip`` (the model, and inside the same zip ``nertz_state.pkl``: the envs, the last
+observations, the random generators and the evaluations so far, so that ``--resume`` continues
+exactly as an uninterrupted run would; one file, replaced atomically), ``policy.zip`` (for
+``agents.make("policy", path=...)``), ``config.json`` and ``evals.jsonl``. Each evaluation is
+printed as it ends, and a summary table at the end. On ``--resume`` the checkpoint's arguments
+hold (a contradicting flag is an error), except ``--total-steps`` and ``--progress``.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import pickle
 import random
-import sys
 import time
+import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -32,7 +35,22 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
 from nertz_env.config import NertzConfig
-from nertz_env.training.args import arg, parse
+from nertz_env.training.args import arg, parse_given, resume_args
+from nertz_env.training.checkpoint import (
+    CheckpointError,
+    atomic_write,
+    eval_line,
+    evaluate_policy,
+    own_generators,
+    remove_partial_files,
+    say,
+    summary_table,
+    write_json_lines,
+)
+
+STATE = "nertz_state.pkl"  # the member of checkpoint.zip that holds what the model file does not
+MAY_CHANGE = {"total_steps"}  # on resume: the saved value unless given
+PER_CALL = {"resume", "progress"}  # on resume: this invocation's value
 
 
 @dataclass
@@ -46,7 +64,7 @@ class Args:
     )
     exp_name: str = arg("sb3", "name of the run")
     seed: int = arg(1, "the one seed of torch, numpy, the games and SB3")
-    total_steps: int = arg(500_000, "learner decisions to train on")
+    total_steps: int = arg(500_000, "learner decisions to train on (on --resume: the saved run's unless given)")
     num_envs: int = arg(8, "envs (single) or games (selfplay) stepped at once")
     num_players: int = arg(4, "players per game")
     opponents: tuple[str, ...] = arg(("greedy", "greedy", "greedy"), "opponents in single mode, one per other seat")
@@ -92,28 +110,34 @@ def make_env(args: Args):
 
 class Checkpoints(BaseCallback):
     """At the start of each rollout (after the last update): an atomic checkpoint of the model and
-    everything else the next rollout depends on; and the periodic evaluation."""
+    everything else the next rollout depends on; then the periodic evaluation, if due. The
+    schedule (``next_eval``) and the evaluations so far travel in the checkpoint."""
 
-    def __init__(self, args: Args, run_dir: Path, config: NertzConfig):
+    def __init__(self, args: Args, run_dir: Path, config: NertzConfig, saved: dict[str, Any] | None = None):
         super().__init__()
         self.args, self.run_dir, self.config = args, run_dir, config
-        self.rollouts = 0
-        self.next_eval = args.eval_every
+        self.next_eval = saved["next_eval"] if saved else args.eval_every
+        self.evals: list[dict[str, Any]] = list(saved["evals"]) if saved else []
+        self.start = saved["num_timesteps"] if saved else 0
 
     def _on_rollout_start(self) -> None:
-        self.rollouts += 1
-        if self.rollouts > 1 and (self.rollouts - 1) % self.args.save_every == 0:
-            save_checkpoint(self.model, self.run_dir)
+        per_rollout = self.model.n_steps * self.model.n_envs
+        done = self.num_timesteps // per_rollout
+        if self.num_timesteps != self.start and done % self.args.save_every == 0:
+            save_checkpoint(self.model, self.run_dir, self)
         if self.args.eval_every and self.num_timesteps >= self.next_eval:
             self.next_eval += self.args.eval_every
-            evaluate_now(self.model, self.run_dir, self.config, self.args, self.logger)
+            self.evals.append(evaluate_now(self.model, self.run_dir, self.config, self.args, self.logger))
+            write_json_lines(self.run_dir / "evals.jsonl", self.evals)
 
     def _on_step(self) -> bool:
         return True
 
 
-def save_checkpoint(model, run_dir: Path) -> None:
+def save_checkpoint(model, run_dir: Path, progress: Checkpoints) -> None:
+    """The model and the rest of the run's state in one zip, replaced atomically."""
     state = {
+        "args": asdict(progress.args),
         "env": pickle.dumps(model.env.venv),
         "last_obs": model._last_obs,
         "episode_starts": model._last_episode_starts,
@@ -121,92 +145,132 @@ def save_checkpoint(model, run_dir: Path) -> None:
         "numpy_rng": np.random.get_state(),  # noqa: NPY002 - SB3 samples from the global generator
         "random_rng": random.getstate(),
         "num_timesteps": model.num_timesteps,
+        "next_eval": progress.next_eval,
+        "evals": progress.evals,
     }
-    tmp = run_dir / "checkpoint.state.pkl.tmp"
-    tmp.write_bytes(pickle.dumps(state))
-    os.replace(tmp, run_dir / "checkpoint.state.pkl")
-    tmp = run_dir / "checkpoint.tmp.zip"
-    model.save(tmp)
-    os.replace(tmp, run_dir / "checkpoint.zip")  # atomic: a kill leaves the last good pair readable
+
+    def write(tmp: Path) -> None:
+        model.save(tmp)
+        with zipfile.ZipFile(tmp, "a") as zf:  # SB3's loader reads only its own members
+            zf.writestr(STATE, pickle.dumps(state))
+
+    atomic_write(run_dir / "checkpoint.zip", write, tmp=run_dir / "checkpoint.tmp.zip")
 
 
-def evaluate_now(model, run_dir: Path, config: NertzConfig, args: Args, logger) -> None:
-    from nertz_env.training.train_selfplay import evaluate_policy
+def load_state(path: str | Path) -> dict[str, Any]:
+    """The run state inside a checkpoint.zip, or a ``CheckpointError`` saying what the file is."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"--resume {path}: no such file (give the run's checkpoint.zip)")
+    try:
+        with zipfile.ZipFile(path) as zf:
+            if STATE not in zf.namelist():
+                raise CheckpointError(
+                    f"--resume {path}: a model file without the run state ({STATE}): a policy.zip or a checkpoint "
+                    f"of another program; resume from the run's checkpoint.zip"
+                )
+            state = pickle.loads(zf.read(STATE))
+    except (zipfile.BadZipFile, EOFError, pickle.UnpicklingError, OSError) as exc:
+        raise CheckpointError(f"--resume {path}: not a readable checkpoint ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(state, dict) or not {"args", "num_timesteps", "next_eval", "evals"} <= set(state):
+        raise CheckpointError(f"--resume {path}: {STATE} is damaged")
+    return state
 
-    tmp = run_dir / "policy.tmp.zip"
-    model.save(tmp)
-    os.replace(tmp, run_dir / "policy.zip")
-    result = evaluate_policy(run_dir / "policy.zip", config, args.eval_deals, seed=args.seed + model.num_timesteps)
+
+def evaluate_now(model, run_dir: Path, config: NertzConfig, args: Args, logger) -> dict[str, Any]:
+    """Evaluate the current model on its own generators (the run's are left as they are)."""
+    atomic_write(run_dir / "policy.zip", model.save, tmp=run_dir / "policy.tmp.zip")
+    with own_generators(model.device):
+        result = evaluate_policy(run_dir / "policy.zip", config, args.eval_deals, seed=args.seed + model.num_timesteps)
     result["global_step"] = int(model.num_timesteps)
-    with open(run_dir / "evals.jsonl", "a") as fh:
-        fh.write(json.dumps(result) + "\n")
+    say(eval_line(result))
     for rival in ("greedy", "heuristic"):
         logger.record(f"eval/win_share_vs_{rival}", result[rival]["win_share"])
         logger.record(f"eval/score_vs_{rival}", result[rival]["score"])
+    return result
+
+
+def check_args(args: Args) -> None:
+    """Every flag in range, or an error naming it."""
+    for name in ("total_steps", "num_envs", "num_players", "n_steps", "batch_size", "n_epochs", "save_every",
+                 "eval_deals"):  # fmt: skip
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted an integer >= 1")
+    if args.eval_every < 0:
+        raise ValueError(f"--eval-every {args.eval_every}: accepted an integer >= 0")
+    if not args.hidden or min(args.hidden) < 1:
+        raise ValueError(f"--hidden {args.hidden}: accepted layer sizes >= 1")
+    if args.mode == "single" and len(args.opponents) != args.num_players - 1:
+        raise ValueError(
+            f"--opponents names {len(args.opponents)} agents; --mode single at {args.num_players} players needs "
+            f"{args.num_players - 1}, one per other seat"
+        )
+
+
+def build_model(args: Args, run_dir: Path, saved: dict[str, Any] | None):
+    if saved is not None:
+        try:
+            env = VecMonitor(pickle.loads(saved["env"]))
+            model = MaskablePPO.load(args.resume, env=env, device=args.device, tensorboard_log=str(run_dir))
+        except (ValueError, KeyError, RuntimeError, pickle.UnpicklingError, zipfile.BadZipFile) as exc:
+            raise CheckpointError(f"--resume {args.resume}: the model does not load ({exc})") from exc
+        model._last_obs, model._last_episode_starts = saved["last_obs"], saved["episode_starts"]
+        model.num_timesteps = saved["num_timesteps"]
+        torch.set_rng_state(saved["torch_rng"])
+        np.random.set_state(saved["numpy_rng"])  # noqa: NPY002
+        random.setstate(saved["random_rng"])
+        return model
+    return MaskablePPO(
+        "MlpPolicy",
+        make_env(args),
+        n_steps=args.n_steps,
+        batch_size=args.batch_size,
+        n_epochs=args.n_epochs,
+        learning_rate=args.learning_rate,
+        gamma=args.gamma,
+        ent_coef=args.ent_coef,
+        seed=args.seed,
+        policy_kwargs={"net_arch": list(args.hidden)},
+        device=args.device,
+        tensorboard_log=str(run_dir),
+        verbose=0,
+    )
 
 
 def main(argv: list[str] | None = None) -> Path:
-    args = parse(Args, argv)
+    args, given = parse_given(Args, argv)
+    saved = None
     if args.resume:
+        saved = load_state(args.resume)
         run_dir = Path(args.resume).parent
-        saved = json.loads((run_dir / "config.json").read_text())["args"]
-        args = Args(
-            **{
-                **saved,
-                "resume": args.resume,
-                "progress": args.progress,
-                "total_steps": max(args.total_steps, saved["total_steps"]),
-                "hidden": tuple(saved["hidden"]),
-                "opponents": tuple(saved["opponents"]),
-            }
-        )
+        args = resume_args(Args, saved["args"], args, given, MAY_CHANGE, PER_CALL)
     else:
         run_dir = Path(args.out_dir) / f"nertz_v0__{args.exp_name}__{args.seed}__{int(time.time())}"
-        run_dir.mkdir(parents=True, exist_ok=True)
+    check_args(args)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    remove_partial_files(run_dir)
+    say(f"run directory: {run_dir}")
     config = NertzConfig(num_players=args.num_players, reward=args.reward)
     (run_dir / "config.json").write_text(json.dumps({"args": asdict(args), "rules": config.to_dict()}, indent=2))
     random.seed(args.seed)
     np.random.seed(args.seed)  # noqa: NPY002 - SB3 samples from the global generator
     torch.manual_seed(args.seed)
-
-    if args.resume:
-        state = pickle.loads((run_dir / "checkpoint.state.pkl").read_bytes())
-        env = VecMonitor(pickle.loads(state["env"]))
-        model = MaskablePPO.load(args.resume, env=env, device=args.device, tensorboard_log=str(run_dir))
-        model._last_obs, model._last_episode_starts = state["last_obs"], state["episode_starts"]
-        model.num_timesteps = state["num_timesteps"]
-        torch.set_rng_state(state["torch_rng"])
-        np.random.set_state(state["numpy_rng"])  # noqa: NPY002
-        random.setstate(state["random_rng"])
-    else:
-        env = make_env(args)
-        model = MaskablePPO(
-            "MlpPolicy",
-            env,
-            n_steps=args.n_steps,
-            batch_size=args.batch_size,
-            n_epochs=args.n_epochs,
-            learning_rate=args.learning_rate,
-            gamma=args.gamma,
-            ent_coef=args.ent_coef,
-            seed=args.seed,
-            policy_kwargs={"net_arch": list(args.hidden)},
-            device=args.device,
-            tensorboard_log=str(run_dir),
-            verbose=0,
-        )
+    began = time.perf_counter()
+    model = build_model(args, run_dir, saved)
+    progress = Checkpoints(args, run_dir, config, saved)
+    write_json_lines(run_dir / "evals.jsonl", progress.evals)  # what the checkpoint holds, nothing after it
     remaining = args.total_steps - model.num_timesteps
     if remaining > 0:
         model.learn(
             remaining,
-            callback=Checkpoints(args, run_dir, config),
+            callback=progress,
             progress_bar=args.progress,
             reset_num_timesteps=not args.resume,
             tb_log_name="sb3",
         )
-    save_checkpoint(model, run_dir)
-    model.save(run_dir / "policy.zip")
-    print(f"wrote {run_dir}", file=sys.stderr)
+    save_checkpoint(model, run_dir, progress)
+    atomic_write(run_dir / "policy.zip", model.save, tmp=run_dir / "policy.tmp.zip")
+    say(summary_table(progress.evals, run_dir, int(model.num_timesteps), time.perf_counter() - began))
     return run_dir
 
 

@@ -12,10 +12,11 @@ the entropy.
 
 Two phases in one run, on the same rollouts:
 
-1. Behaviour cloning (the first ``--bc-steps`` decisions): the policy plays (so it learns the
-   states its own mistakes lead to, as in DAgger) and is trained to pick what the ``--teacher``
-   would in its place; the value head learns the returns of its own play. The default teacher,
-   ``heuristic:depth=3``, is the features' own search, so its labels cost no second search.
+1. Behaviour cloning (the first ``--bc-steps`` decisions, by default an eighth of
+   ``--total-steps``): the policy plays (so it learns the states its own mistakes lead to, as in
+   DAgger) and is trained to pick what the ``--teacher`` would in its place; the value head learns
+   the returns of its own play. The default teacher, ``heuristic:depth=3``, is the features' own
+   search, so its labels cost no second search.
 2. PPO, with a cross-entropy pull towards the teacher of weight ``--bc-coef`` fading linearly to 0,
    so the first updates do not forget what cloning taught.
 
@@ -23,22 +24,24 @@ Two phases in one run, on the same rollouts:
     python -m training.train_selfplay --total-steps 200000 --exp-name quick
     python -m training.train_selfplay --resume runs/<run>/checkpoint.pt
 
-Writes ``runs/{env}__{exp}__{seed}__{time}/``: TensorBoard logs, ``checkpoint.pt`` (everything
-needed to resume exactly), ``policy.pt`` (the policy alone, for ``agents.make("policy", path=...)``),
-``config.json`` and ``evals.jsonl``.
+Writes ``runs/{env}__{exp}__{seed}__{time}/`` (printed at the start): TensorBoard logs,
+``checkpoint.pt`` (one file with everything needed to resume exactly, evaluations included),
+``policy.pt`` (the policy alone, for ``agents.make("policy", path=...)``), ``config.json`` and
+``evals.jsonl``. Each evaluation is printed as it ends, and a summary table at the end of the run.
+On ``--resume`` the checkpoint's arguments hold: a flag that contradicts them is an error, except
+``--total-steps``, ``--stop-after``, ``--progress`` and ``--tensorboard``.
 """
 
 from __future__ import annotations
 
-import copy
 import json
-import os
 import pickle
 import random
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -48,7 +51,21 @@ from nertz_env import agents
 from nertz_env.agents.features import ActionFeatures
 from nertz_env.agents.policy import build_scorer, save_policy
 from nertz_env.config import NertzConfig
-from nertz_env.training.args import arg, parse
+from nertz_env.training.args import arg, parse_given, resume_args
+from nertz_env.training.checkpoint import (
+    CheckpointError,
+    atomic_write,
+    eval_line,
+    evaluate_policy,
+    load_torch_checkpoint,
+    own_generators,
+    remove_partial_files,
+    say,
+    summary_table,
+    write_json_lines,
+)
+from nertz_env.training.selfplay_ppo import Loop, Opponents, Rollout, Seats, advantages, collect, log_scalars
+from nertz_env.training.selfplay_ppo import update as update_net
 from nertz_env.vector import NertzVectorEnv
 
 
@@ -59,7 +76,9 @@ class Args:
     exp_name: str = arg("selfplay", "name of the run (logs go to {out_dir}/nertz_v0__{exp_name}__{seed}__{time})")
     seed: int = arg(1, "the one seed of torch, numpy, the games and the opponent draws")
     total_steps: int = arg(8_000_000, "learner decisions to train on (the default takes ~21 min on one CPU core)")
-    bc_steps: int = arg(1_000_000, "the first decisions of total_steps train by cloning the teacher (0: pure PPO)")
+    bc_steps: int = arg(
+        -1, "the first decisions of total_steps train by cloning the teacher (0: pure PPO; -1: total_steps / 8)"
+    )
     teacher: str = arg("heuristic:depth=3", "the agent spec cloned in the first phase and pulled towards in the second")
     bc_coef: float = arg(0.1, "weight of the pull towards the teacher when PPO starts, fading linearly to 0")
     num_envs: int = arg(64, "games stepped at once")
@@ -100,68 +119,85 @@ class Args:
     tensorboard: bool = arg(True, "write TensorBoard logs")
 
 
-class Opponents:
-    """The pool: scripted agents and frozen snapshots of the policy, drawn per game at each deal."""
-
-    def __init__(self, args: Args, config: NertzConfig, rng: np.random.Generator):
-        self.scripted = [agents.make(name, seed=args.seed, config=config) for name in args.scripted]
-        self.snapshots: list[torch.nn.Module] = []
-        self.args, self.rng = args, rng
-
-    def __len__(self) -> int:
-        return len(self.scripted) + len(self.snapshots)
-
-    def add(self, net: torch.nn.Module) -> None:
-        self.snapshots.append(copy.deepcopy(net).eval())
-        del self.snapshots[: -self.args.pool_size]
-
-    def draw(self, n: int) -> np.ndarray:
-        return self.rng.integers(len(self), size=n)
-
-    def act(self, who: int, obs: np.ndarray, masks: np.ndarray, device) -> np.ndarray:
-        if who < len(self.scripted):
-            return self.scripted[who].act_batch(obs, masks)
-        with torch.no_grad():
-            logits, _ = self.snapshots[who - len(self.scripted)](
-                torch.from_numpy(obs).to(device), torch.from_numpy(masks).to(device)
-            )
-            return torch.distributions.Categorical(logits=logits).sample().cpu().numpy()
+REQUIRED = ("args", "update", "global_step", "net", "optimizer", "pool", "envs", "numpy_rng", "torch_rng", "obs")
+MAY_CHANGE = {"total_steps", "tensorboard"}  # on resume: the saved value unless given
+PER_CALL = {"resume", "stop_after", "progress"}  # on resume: this invocation's value
 
 
-def evaluate_policy(policy_path: Path, config: NertzConfig, deals: int, seed: int) -> dict:
-    """The harness's duplicate format: the policy against three of each scripted baseline."""
-    from nertz_env.training.evaluate import evaluate
-
-    out = {}
-    for rival in ("greedy", "heuristic"):
-        lineup = ["policy:path=" + str(policy_path)] + [rival] * (config.num_players - 1)
-        me = evaluate(lineup, hands=deals, seed=seed, config=config, progress=False)["summary"][0]
-        out[rival] = {"win_share": me["win_share"], "win_ci": me["win_ci"], "score": me["score"]}
-    return out
-
-
-def main(argv: list[str] | None = None) -> Path:
-    args = parse(Args, argv)
-    resume = torch.load(args.resume, map_location="cpu", weights_only=False) if args.resume else None
-    if resume is not None:
-        args = Args(
-            **{
-                **resume["args"],
-                "resume": args.resume,
-                "progress": args.progress,
-                "stop_after": args.stop_after,
-                "hidden": tuple(resume["args"]["hidden"]),
-                "scripted": tuple(resume["args"]["scripted"]),
-            }
+def check_args(args: Args) -> None:
+    """Every flag in range, or an error naming it (before anything is built or written)."""
+    positive = ("num_envs", "num_players", "num_steps", "num_minibatches", "update_epochs", "save_every",
+                "snapshot_every", "pool_size", "eval_deals", "hidden", "action_hidden")  # fmt: skip
+    for name in positive:
+        values = getattr(args, name) if isinstance(getattr(args, name), tuple) else (getattr(args, name),)
+        if not values or min(values) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted integers >= 1")
+    for name in ("eval_every", "stop_after", "threads"):
+        if getattr(args, name) < 0:
+            raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted an integer >= 0")
+    if not 0.0 <= args.self_play_fraction <= 1.0:
+        raise ValueError(f"--self-play-fraction {args.self_play_fraction}: accepted 0 to 1")
+    if args.bc_steps < -1:
+        raise ValueError(f"--bc-steps {args.bc_steps}: accepted -1 (an eighth of --total-steps) or >= 0")
+    if args.lookahead_features and not 1 <= args.lookahead_depth <= 4:
+        raise ValueError(f"--lookahead-depth {args.lookahead_depth}: accepted 1 to 4")
+    if not args.scripted:
+        raise ValueError("--scripted needs at least one agent for the opponent pool")
+    seats = Seats.build(args.num_envs, args.num_players, args.self_play_fraction)
+    batch = args.num_steps * seats.n_learn
+    if args.total_steps < batch:
+        raise ValueError(
+            f"--total-steps {args.total_steps} is less than one update ({args.num_steps} ticks x {seats.n_learn} "
+            f"learner seats = {batch} decisions): give at least {batch}"
         )
-    run_dir = (
-        Path(args.run_dir or (resume["run_dir"] if resume else ""))
-        if (args.run_dir or resume)
-        else (Path(args.out_dir) / f"nertz_v0__{args.exp_name}__{args.seed}__{int(time.time())}")
-    )
-    run_dir.mkdir(parents=True, exist_ok=True)
+    if args.num_minibatches > batch:
+        raise ValueError(f"--num-minibatches {args.num_minibatches} exceeds the {batch} decisions of an update")
 
-    # Seeding, in one place.
+
+def start(argv: list[str] | None) -> tuple[Args, Path, dict[str, Any] | None]:
+    """The run's arguments, its directory and the checkpoint it resumes from (or None)."""
+    args, given = parse_given(Args, argv)
+    if args.resume:
+        resume = load_torch_checkpoint(args.resume, REQUIRED)
+        args = resume_args(Args, resume["args"], args, given, MAY_CHANGE, PER_CALL)
+        check_args(args)
+        return args, Path(args.resume).parent, resume
+    if args.bc_steps == -1:
+        args = replace(args, bc_steps=args.total_steps // 8)
+    check_args(args)
+    if args.run_dir:
+        return args, Path(args.run_dir), None
+    return args, Path(args.out_dir) / f"nertz_v0__{args.exp_name}__{args.seed}__{int(time.time())}", None
+
+
+@dataclass
+class Trainer:
+    """The pieces the loop's functions share (``selfplay_ppo``)."""
+
+    args: Args
+    config: NertzConfig
+    device: torch.device
+    rng: np.random.Generator
+    envs: NertzVectorEnv
+    net: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    pool: Opponents
+    features: ActionFeatures
+    teacher: Any
+    teacher_in_features: bool
+    seats: Seats
+    lookahead: int
+
+    def __post_init__(self) -> None:
+        self.obs_dim, self.n_actions = self.envs.layout.size, self.envs.num_actions
+        self.batch_size = self.args.num_steps * self.seats.n_learn
+        self.minibatch = self.batch_size // self.args.num_minibatches
+        self.num_updates = max(1, self.args.total_steps // self.batch_size)
+        self.bc_updates = min(self.num_updates, self.args.bc_steps // self.batch_size)
+
+
+def build(args: Args) -> Trainer:
+    """Seeding, in one place, then every piece in a fixed order (the draws follow it)."""
     random.seed(args.seed)
     torch.manual_seed(args.seed)
     if args.threads:
@@ -172,278 +208,150 @@ def main(argv: list[str] | None = None) -> Path:
         else ("cpu" if args.device == "auto" else args.device)
     )
     rng = np.random.default_rng(args.seed)
-
     config = NertzConfig(num_players=args.num_players, reward=args.reward)
     lookahead = args.lookahead_depth if args.lookahead_features else 0
     envs = NertzVectorEnv(args.num_envs, **config.to_dict())
-    layout, n_actions, P = envs.layout, envs.num_actions, args.num_players
     net = build_scorer(config, args.hidden, args.action_hidden, lookahead).to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5, foreach=True)
     pool = Opponents(args, config, rng)
     features = ActionFeatures(config, lookahead=lookahead)
     teacher = agents.make_spec(args.teacher, seed=args.seed, config=config)
-    teacher_in_features = features.plays_as(teacher)  # the features' search gives its labels as well
+    seats = Seats.build(args.num_envs, args.num_players, args.self_play_fraction)
+    return Trainer(args, config, device, rng, envs, net, optimizer, pool, features, teacher,
+                   features.plays_as(teacher), seats, lookahead)  # fmt: skip
 
-    # Which (game, seat) pairs the learner holds: every seat of the self-play games, seat 0 of the rest.
-    n_self = int(round(args.num_envs * args.self_play_fraction))
-    learn = np.zeros((args.num_envs, P), bool)
-    learn[:n_self] = True
-    learn[n_self:, 0] = True
-    learn_idx = np.flatnonzero(learn.reshape(-1))
-    n_learn = len(learn_idx)
-    mixed = np.arange(n_self, args.num_envs)
-    batch_size = args.num_steps * n_learn
-    minibatch = batch_size // args.num_minibatches
-    num_updates = max(1, args.total_steps // batch_size)
-    bc_updates = min(num_updates, args.bc_steps // batch_size)
 
-    start_update, global_step = 1, 0
-    if resume is not None:
-        net.load_state_dict(resume["net"])
-        optimizer.load_state_dict(resume["optimizer"])
+def restore(t: Trainer, resume: dict[str, Any] | None) -> tuple[Loop, int, list[dict[str, Any]]]:
+    """The loop's state: dealt afresh, or as the checkpoint left it. Returns it with the first
+    update to run and the evaluations done so far."""
+    a = t.args
+    actions = np.zeros((a.num_envs, a.num_players), np.int64)
+    if resume is None:
+        obs, masks = t.envs.reset(seed=a.seed)
+        opponent = t.pool.draw(len(t.seats.mixed))
+        return Loop(obs.copy(), masks.copy(), opponent, torch.zeros(t.seats.n_learn), actions, [], 0), 1, []
+    try:
+        t.net.load_state_dict(resume["net"])
+        t.optimizer.load_state_dict(resume["optimizer"])
         for sd in resume["pool"]:
-            snap = build_scorer(config, args.hidden, args.action_hidden, lookahead).to(device)
+            snap = build_scorer(t.config, a.hidden, a.action_hidden, t.lookahead).to(t.device)
             snap.load_state_dict(sd)
-            pool.snapshots.append(snap.eval())
-        envs = pickle.loads(resume["envs"])
-        rng.bit_generator.state = resume["numpy_rng"]
-        torch.set_rng_state(resume["torch_rng"])
-        start_update, global_step = resume["update"] + 1, resume["global_step"]
-        obs, masks, opponent = resume["obs"], resume["masks"], resume["opponent"]
-    else:
-        obs, masks = envs.reset(seed=args.seed)
-        obs, masks = obs.copy(), masks.copy()
-        opponent = pool.draw(len(mixed))
+            t.pool.snapshots.append(snap.eval())
+        t.envs = pickle.loads(resume["envs"])
+    except (RuntimeError, ValueError, KeyError, pickle.UnpicklingError) as exc:
+        raise CheckpointError(f"--resume {a.resume}: its contents do not fit this trainer ({exc})") from exc
+    t.rng.bit_generator.state = resume["numpy_rng"]
+    torch.set_rng_state(resume["torch_rng"])
+    next_done = resume.get("next_done", torch.zeros(t.seats.n_learn))
+    loop = Loop(resume["obs"], resume["masks"], resume["opponent"], next_done, actions,
+                list(resume.get("recent", [])), resume["global_step"])  # fmt: skip
+    return loop, resume["update"] + 1, list(resume.get("evals", []))
+
+
+def save(t: Trainer, run_dir: Path, update: int, loop: Loop, evals: list[dict[str, Any]]) -> None:
+    """The checkpoint: one file, written atomically, with everything the next update depends on."""
+    state = {
+        "args": asdict(t.args),
+        "run_dir": str(run_dir),
+        "update": update,
+        "global_step": loop.global_step,
+        "net": t.net.state_dict(),
+        "optimizer": t.optimizer.state_dict(),
+        "pool": [s.state_dict() for s in t.pool.snapshots],
+        "envs": pickle.dumps(t.envs),
+        "numpy_rng": t.rng.bit_generator.state,
+        "torch_rng": torch.get_rng_state(),
+        "obs": loop.obs.copy(),
+        "masks": loop.masks.copy(),
+        "opponent": loop.opponent.copy(),
+        "next_done": loop.next_done.clone(),
+        "recent": loop.recent[-200:],
+        "evals": evals,
+    }
+    atomic_write(run_dir / "checkpoint.pt", lambda tmp: torch.save(state, tmp))
+
+
+def save_policy_file(t: Trainer, run_dir: Path, loop: Loop) -> None:
+    extra = {"global_step": loop.global_step, "command": " ".join(sys.argv), "seed": t.args.seed}
+    atomic_write(run_dir / "policy.pt", lambda tmp: save_policy(
+        tmp, t.net, t.config, t.args.hidden, extra=extra, action_hidden=t.args.action_hidden))  # fmt: skip
+
+
+def run_eval(t: Trainer, run_dir: Path, update: int, loop: Loop, writer) -> dict[str, Any]:
+    """Evaluate the policy.pt just saved, on its own generators (the run's are left as they are)."""
+    with own_generators(t.device):
+        result = evaluate_policy(run_dir / "policy.pt", t.config, t.args.eval_deals, seed=t.args.seed + update)
+    result.update(update=update, global_step=loop.global_step)
+    say(eval_line(result))
+    if writer is not None:
+        for rival in ("greedy", "heuristic"):
+            writer.add_scalar(f"eval/win_share_vs_{rival}", result[rival]["win_share"], loop.global_step)
+            writer.add_scalar(f"eval/score_vs_{rival}", result[rival]["score"], loop.global_step)
+    return result
+
+
+def main(argv: list[str] | None = None) -> Path:
+    args, run_dir, resume = start(argv)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    remove_partial_files(run_dir)
+    say(f"run directory: {run_dir}")
+    t = build(args)
+    loop, first, evals = restore(t, resume)
+    write_json_lines(run_dir / "evals.jsonl", evals)  # what the checkpoint holds, nothing after it
     (run_dir / "config.json").write_text(
-        json.dumps({"args": asdict(args), "rules": config.to_dict()}, indent=2, default=str)
+        json.dumps({"args": asdict(args), "rules": t.config.to_dict()}, indent=2, default=str)
     )
     writer = None
     if args.tensorboard:
         from torch.utils.tensorboard import SummaryWriter
 
         writer = SummaryWriter(str(run_dir))
-
-    D = layout.size
-    b_obs = torch.zeros((args.num_steps, n_learn, D), dtype=torch.int8)
-    b_masks = torch.zeros((args.num_steps, n_learn, n_actions), dtype=torch.int8)
-    b_actions = torch.zeros((args.num_steps, n_learn), dtype=torch.long)
-    b_teacher = torch.zeros((args.num_steps, n_learn), dtype=torch.long)
-    b_logprobs = torch.zeros((args.num_steps, n_learn))
-    b_rewards = torch.zeros((args.num_steps, n_learn))
-    b_dones = torch.zeros((args.num_steps, n_learn))
-    b_values = torch.zeros((args.num_steps, n_learn))
-    actions = np.zeros((args.num_envs, P), np.int64)
-    next_done = torch.zeros(n_learn)
-    bar = tqdm(
-        total=num_updates * batch_size,
-        initial=(start_update - 1) * batch_size,
-        disable=not args.progress,
-        unit="step",
-        dynamic_ncols=True,
-        file=sys.stderr,
-    )
-    recent: list[float] = []
-
-    for update in range(start_update, num_updates + 1):
-        t0 = time.perf_counter()
-        t_env = t_feat = t_net = 0.0
-        cloning = update <= bc_updates
-        ppo_progress = (update - 1 - bc_updates) / max(1, num_updates - bc_updates)  # 0 .. 1 over the PPO phase
-        lr = args.learning_rate * (1.0 - ppo_progress if args.anneal_lr and not cloning else 1.0)
-        optimizer.param_groups[0]["lr"] = lr
-        bc_coef = 1.0 if cloning else args.bc_coef * (1.0 - ppo_progress)
-        # The legal (row, move) pairs of the rollout and their features, row-major, rows numbered
-        # step * n_learn + seat: the update reads them back without recomputing.
-        p_rows, p_acts, p_feats = [], [], []
-        for step in range(args.num_steps):
-            flat_obs = obs.reshape(-1, D)[learn_idx]
-            flat_masks = masks.reshape(-1, n_actions)[learn_idx]
-            b_obs[step] = torch.from_numpy(flat_obs)
-            b_masks[step] = torch.from_numpy(flat_masks)
-            b_dones[step] = next_done
-            tf = time.perf_counter()
-            rows, acts, feats, choice = features.with_choice(flat_obs, flat_masks)
-            if bc_coef > 0:
-                labels = choice if teacher_in_features else teacher.act_batch(flat_obs, flat_masks)
-                b_teacher[step] = torch.from_numpy(labels)
-            tn = time.perf_counter()
-            t_feat += tn - tf
-            p_rows.append(rows + step * n_learn)
-            p_acts.append(acts)
-            p_feats.append(feats)
-            with torch.no_grad():
-                logits, value = net.score(
-                    torch.from_numpy(flat_obs).to(device),
-                    torch.from_numpy(rows).to(device),
-                    torch.from_numpy(acts).to(device),
-                    torch.from_numpy(feats).to(device),
-                )
-                dist = torch.distributions.Categorical(logits=logits)
-                action = dist.sample()
-            t_net += time.perf_counter() - tn
-            b_actions[step], b_logprobs[step], b_values[step] = action.cpu(), dist.log_prob(action).cpu(), value.cpu()
-            actions.reshape(-1)[learn_idx] = action.cpu().numpy()
-            for who in np.unique(opponent):  # the other seats of the mixed games
-                games = mixed[opponent == who]
-                actions[games, 1:] = pool.act(
-                    int(who), obs[games, 1:].reshape(-1, D), masks[games, 1:].reshape(-1, n_actions), device
-                ).reshape(len(games), P - 1)
-            te = time.perf_counter()
-            obs, masks, rewards, terms, truncs, infos = envs.step(actions)
-            t_env += time.perf_counter() - te
-            done = (terms | truncs).reshape(-1)[learn_idx]
-            b_rewards[step] = torch.from_numpy(rewards.reshape(-1)[learn_idx].astype(np.float32))
-            next_done = torch.from_numpy(done.astype(np.float32))
-            ended = np.flatnonzero(infos["episode"]["done"])
-            if len(ended):
-                scores = infos["episode"]["scores"][ended]
-                recent.extend(scores[:, 0].tolist())
-                mixed_ended = np.isin(mixed, ended)
-                opponent[mixed_ended] = pool.draw(int(mixed_ended.sum()))
-            global_step += n_learn
-        t_rollout = time.perf_counter() - t0
-
-        # Generalized advantage estimation, per (game, seat) trajectory.
-        with torch.no_grad():
-            flat_obs = obs.reshape(-1, D)[learn_idx]
-            flat_masks = masks.reshape(-1, n_actions)[learn_idx]
-            _, next_value = net(torch.from_numpy(flat_obs).to(device), torch.from_numpy(flat_masks).to(device))
-            next_value = next_value.cpu()
-            advantages = torch.zeros_like(b_rewards)
-            last = torch.zeros(n_learn)
-            for t in reversed(range(args.num_steps)):
-                not_done = 1.0 - (next_done if t == args.num_steps - 1 else b_dones[t + 1])
-                nv = next_value if t == args.num_steps - 1 else b_values[t + 1]
-                delta = b_rewards[t] + args.gamma * nv * not_done - b_values[t]
-                last = delta + args.gamma * args.gae_lambda * not_done * last
-                advantages[t] = last
-            returns = advantages + b_values
-
-        # The update: PPO, or cloning the teacher, or both (see the module doc).
-        f_obs, f_masks = b_obs.reshape(batch_size, D), b_masks.reshape(batch_size, n_actions)
-        f_actions, f_logprobs, f_teacher = b_actions.reshape(-1), b_logprobs.reshape(-1), b_teacher.reshape(-1)
-        f_adv, f_ret = advantages.reshape(-1), returns.reshape(-1)
-        all_rows, all_acts = np.concatenate(p_rows), torch.from_numpy(np.concatenate(p_acts))
-        all_feats = torch.from_numpy(np.concatenate(p_feats))
-        n_pairs = np.bincount(all_rows, minlength=batch_size)
-        first_pair = np.cumsum(n_pairs) - n_pairs
-        clipfracs, agreement, approx_kl = [], [], torch.tensor(0.0)
-        pg_loss = bc_loss = torch.tensor(0.0)
-        for _epoch in range(args.update_epochs):
-            order = torch.randperm(batch_size)
-            for start in range(0, batch_size, minibatch):
-                mb = order[start : start + minibatch]
-                # The pairs of the minibatch's rows, renumbered 0 .. len(mb) - 1.
-                counts = n_pairs[mb.numpy()]
-                mb_rows = np.repeat(np.arange(len(mb)), counts)
-                pairs = np.repeat(first_pair[mb.numpy()] - np.cumsum(counts) + counts, counts) + np.arange(len(mb_rows))
-                pairs = torch.from_numpy(pairs)
-                logits, value = net.score(
-                    f_obs[mb].to(device),
-                    torch.from_numpy(mb_rows).to(device),
-                    all_acts[pairs].to(device),
-                    all_feats[pairs].to(device),
-                )
-                logp_all = torch.log_softmax(logits, -1)
-                v_loss = 0.5 * ((value - f_ret[mb].to(device)) ** 2).mean()
-                probs = logp_all.exp()
-                legal = f_masks[mb].to(device) != 0
-                entropy = -(probs * logp_all).where(legal, torch.zeros_like(probs)).sum(-1)
-                loss = args.vf_coef * v_loss
-                if bc_coef > 0:
-                    target = f_teacher[mb].to(device)
-                    bc_loss = -logp_all.gather(1, target[:, None]).mean()
-                    loss = loss + bc_coef * bc_loss
-                    agreement.append((logits.argmax(-1) == target).float().mean().item())
-                if not cloning:
-                    newlogprob = logp_all.gather(1, f_actions[mb].to(device)[:, None]).squeeze(1)
-                    logratio = newlogprob - f_logprobs[mb].to(device)
-                    ratio = logratio.exp()
-                    with torch.no_grad():
-                        approx_kl = ((ratio - 1) - logratio).mean()
-                        clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
-                    adv = f_adv[mb].to(device)
-                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                    clipped = ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)
-                    pg_loss = torch.max(-adv * ratio, -adv * clipped).mean()
-                    loss = loss + pg_loss - args.ent_coef * entropy.mean()
-                optimizer.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
-                optimizer.step()
-            if args.target_kl and approx_kl > args.target_kl:
-                break
-
-        if update % args.snapshot_every == 0:
-            pool.add(net)
-        elapsed = time.perf_counter() - t0
-        bar.update(batch_size)
-        mean_score = float(np.mean(recent[-200:])) if recent else float("nan")
-        bar.set_postfix(score=f"{mean_score:.1f}", sps=f"{batch_size / elapsed:.0f}", phase="bc" if cloning else "ppo")
-        if writer is not None:
-            writer.add_scalar("charts/learning_rate", lr, global_step)
-            writer.add_scalar("charts/episode_score", mean_score, global_step)
-            writer.add_scalar("charts/steps_per_second", batch_size / elapsed, global_step)
-            writer.add_scalar("charts/env_share_of_time", t_env / elapsed, global_step)
-            writer.add_scalar("charts/features_share_of_time", t_feat / elapsed, global_step)
-            writer.add_scalar("charts/rollout_net_share_of_time", t_net / elapsed, global_step)
-            writer.add_scalar("charts/update_share_of_time", (elapsed - t_rollout) / elapsed, global_step)
-            writer.add_scalar("charts/bc_coef", bc_coef, global_step)
-            if agreement:
-                writer.add_scalar("charts/teacher_agreement", float(np.mean(agreement)), global_step)
-            writer.add_scalar("losses/value_loss", v_loss.item(), global_step)
-            writer.add_scalar("losses/policy_loss", pg_loss.item(), global_step)
-            writer.add_scalar("losses/bc_loss", bc_loss.item(), global_step)
-            writer.add_scalar("losses/entropy", entropy.mean().item(), global_step)
-            writer.add_scalar("losses/approx_kl", approx_kl.item(), global_step)
-            if clipfracs:
-                writer.add_scalar("losses/clipfrac", float(np.mean(clipfracs)), global_step)
-
-        last_update = update == num_updates or update - start_update + 1 == args.stop_after
+    buf = Rollout.empty(args.num_steps, t.seats.n_learn, t.obs_dim, t.n_actions)
+    bar = tqdm(total=t.num_updates * t.batch_size, initial=(first - 1) * t.batch_size, disable=not args.progress,
+               unit="step", dynamic_ncols=True, file=sys.stderr)  # fmt: skip
+    began = time.perf_counter()
+    for update in range(first, t.num_updates + 1):
+        train_one(t, buf, loop, update, bar, writer)
+        last_update = update == t.num_updates or update - first + 1 == args.stop_after
         eval_due = bool(args.eval_every) and (update % args.eval_every == 0 or last_update)
         if update % args.save_every == 0 or last_update or eval_due:  # evaluations read the saved policy
-            save_policy(
-                run_dir / "policy.pt",
-                net,
-                config,
-                args.hidden,
-                extra={"global_step": global_step, "command": " ".join(sys.argv), "seed": args.seed},
-                action_hidden=args.action_hidden,
-            )
-            state = {
-                "args": asdict(args),
-                "run_dir": str(run_dir),
-                "update": update,
-                "global_step": global_step,
-                "net": net.state_dict(),
-                "optimizer": optimizer.state_dict(),
-                "pool": [s.state_dict() for s in pool.snapshots],
-                "envs": pickle.dumps(envs),
-                "numpy_rng": rng.bit_generator.state,
-                "torch_rng": torch.get_rng_state(),
-                "obs": obs.copy(),
-                "masks": masks.copy(),
-                "opponent": opponent.copy(),
-            }
-            tmp = run_dir / "checkpoint.pt.tmp"
-            torch.save(state, tmp)
-            os.replace(tmp, run_dir / "checkpoint.pt")  # atomic: a kill leaves the last good file
-        if eval_due:
-            result = evaluate_policy(run_dir / "policy.pt", config, args.eval_deals, seed=args.seed + update)
-            result.update(update=update, global_step=global_step)
-            with open(run_dir / "evals.jsonl", "a") as fh:
-                fh.write(json.dumps(result) + "\n")
-            if writer is not None:
-                for rival, r in result.items():
-                    if isinstance(r, dict):
-                        writer.add_scalar(f"eval/win_share_vs_{rival}", r["win_share"], global_step)
-                        writer.add_scalar(f"eval/score_vs_{rival}", r["score"], global_step)
+            save_policy_file(t, run_dir, loop)
+            if eval_due:
+                evals.append(run_eval(t, run_dir, update, loop, writer))
+                write_json_lines(run_dir / "evals.jsonl", evals)
+            save(t, run_dir, update, loop, evals)
         if last_update:
             break
     bar.close()
     if writer is not None:
         writer.close()
+    say(summary_table(evals, run_dir, loop.global_step, time.perf_counter() - began))
     return run_dir
+
+
+def train_one(t: Trainer, buf: Rollout, loop: Loop, update: int, bar, writer) -> None:
+    """One rollout and one update, with the learning rate and teacher pull of this update."""
+    a = t.args
+    t0 = time.perf_counter()
+    cloning = update <= t.bc_updates
+    ppo_progress = (update - 1 - t.bc_updates) / max(1, t.num_updates - t.bc_updates)  # 0 .. 1 over the PPO phase
+    lr = a.learning_rate * (1.0 - ppo_progress if a.anneal_lr and not cloning else 1.0)
+    t.optimizer.param_groups[0]["lr"] = lr
+    bc_coef = 1.0 if cloning else a.bc_coef * (1.0 - ppo_progress)
+    collect(t, buf, loop, bc_coef)
+    t_rollout = time.perf_counter() - t0
+    adv, ret = advantages(t, buf, loop)
+    stats = update_net(t, buf, adv, ret, cloning, bc_coef)
+    if update % a.snapshot_every == 0:
+        t.pool.add(t.net)
+    elapsed = time.perf_counter() - t0
+    bar.update(t.batch_size)
+    mean_score = float(np.mean(loop.recent[-200:])) if loop.recent else float("nan")
+    bar.set_postfix(score=f"{mean_score:.1f}", sps=f"{t.batch_size / elapsed:.0f}", phase="bc" if cloning else "ppo")
+    if writer is not None:
+        times = dict(buf.times, elapsed=elapsed, rollout=t_rollout, lr=lr, score=mean_score, batch=t.batch_size,
+                     bc_coef=bc_coef)  # fmt: skip
+        log_scalars(writer, stats, times, loop.global_step)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,327 @@
+"""Checks at the public boundaries: nothing from Python reaches the compiled engine unchecked.
+
+The kernels index arrays with the card codes, pile lengths and counters they are handed, so a
+saved table with a length out of range, an observation outside the observation space or a seed
+that is not an integer would read or write outside an array. Each check here raises a
+``ValueError`` (``TypeError`` for a wrong type) naming what was wrong and what is accepted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from nertz_env import engine
+from nertz_env.config import NertzConfig
+from nertz_env.engine import AIR_ACTION, AIR_CARD, AIR_KIND, AIR_TICKS
+
+MAX_SEED = 2**128 - 1  # what numpy's SeedSequence takes as one word, and more than enough
+
+
+def check_seed(seed: Any, name: str = "seed", allow_none: bool = True) -> int | None:
+    """``seed`` as a Python int (or None when allowed), or a clear error: booleans, floats and
+    negative numbers are refused instead of being read as some other seed."""
+    if seed is None and allow_none:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        accepted = "None or an integer" if allow_none else "an integer"
+        raise TypeError(f"{name} must be {accepted} from 0 to 2**128 - 1, got {seed!r}")
+    if not 0 <= int(seed) <= MAX_SEED:
+        raise ValueError(f"{name} must be an integer from 0 to 2**128 - 1, got {seed!r}")
+    return int(seed)
+
+
+def check_int_actions(values: np.ndarray, n: int, what: str) -> None:
+    """Every action an integer in ``0 .. n - 1`` (the catalogue, R10), as ``nertz_v0`` requires."""
+    if values.size and not np.issubdtype(values.dtype, np.integer):
+        raise TypeError(f"{what} must be integers 0..{n - 1}, got dtype {values.dtype}")
+    bad = np.flatnonzero((values.reshape(-1) < 0) | (values.reshape(-1) >= n))
+    if bad.size:
+        where = np.unravel_index(bad[0], values.shape) if values.ndim else ()
+        value = values.reshape(-1)[bad[0]]
+        raise ValueError(f"{what}: action {int(value)} at {tuple(int(i) for i in where)} is out of range; "
+                         f"actions are 0..{n - 1}")
+
+
+def check_observations(obs: np.ndarray, high: np.ndarray, names: list[str]) -> None:
+    """Every value of ``obs[n, D]`` inside the observation space ``[0, high]``."""
+    bad = (obs < 0) | (obs > high)
+    if bad.any():
+        row, col = (int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(
+            f"observation row {row}, index {col} ({names[col]}) is {int(obs[row, col])}, outside the observation "
+            f"space [0, {int(high[col])}]: pass observations produced by an env of the agent's config"
+        )
+
+
+def check_masks(masks: np.ndarray) -> None:
+    """Action masks hold 0 and 1 only, with a legal action in every row (WAIT, R4.7)."""
+    if ((masks != 0) & (masks != 1)).any():
+        row, col = (int(i) for i in np.argwhere((masks != 0) & (masks != 1))[0])
+        raise ValueError(f"action mask row {row}, action {col} is {int(masks[row, col])}; masks hold 0 or 1")
+    if masks.shape[0] and not masks.any(axis=1).all():
+        raise ValueError("every action mask needs a legal action (WAIT is always legal, R4.7)")
+
+
+def _fail(what: str, accepted: str) -> None:
+    raise ValueError(f"invalid saved table: {what}; {accepted}")
+
+
+def _cards(piles: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The used slots of ``piles[..., K]`` (bottom ``lengths`` of each) and their index tuples."""
+    used = np.arange(piles.shape[-1]) < lengths[..., None]
+    return piles[used].astype(np.int64), np.argwhere(used)
+
+
+def check_table_shapes(state: Any, config: NertzConfig, ref: engine.State) -> None:
+    if not isinstance(state, engine.State):
+        raise TypeError(f"set_state takes a table returned by get_state(), got {type(state).__name__}")
+    for name, mine, theirs in zip(engine.State._fields, ref, state):
+        if not isinstance(theirs, np.ndarray) or theirs.dtype != mine.dtype or theirs.shape != mine.shape:
+            got = f"{theirs.dtype} {theirs.shape}" if isinstance(theirs, np.ndarray) else type(theirs).__name__
+            raise ValueError(
+                f"invalid saved table: {name} is {got}, a game of this config ({config.num_players} players, "
+                f"{config.work_piles} work piles) has {mine.dtype} {mine.shape}: pass get_state() of the same config"
+            )
+
+
+def _check_ranges(s: engine.State, config: NertzConfig) -> None:
+    p = config.num_players
+    for name, top in (("nertz_len", 52), ("stock_len", 52), ("waste_len", 52), ("work_len", 13), ("found_len", 13)):
+        a = getattr(s, name)
+        if (a < 0).any() or (a > top).any():
+            _fail(f"{name} holds {int(a.min())}..{int(a.max())}", f"pile lengths are 0..{top}")
+    if not 0 <= int(s.n_found[0]) <= 4 * p:
+        _fail(f"n_found is {int(s.n_found[0])}", f"a table of {p} players has 0..{4 * p} foundations")
+    for name, top in (("tick", config.max_cycles), ("since_progress", 2**30), ("rotations", 2**30)):
+        v = int(getattr(s, name)[0])
+        if not 0 <= v <= top:
+            _fail(f"{name} is {v}", f"accepted 0..{top}")
+    if not 0 <= int(s.ended[0]) < len(engine.END_REASONS):
+        _fail(f"ended is {int(s.ended[0])}", f"accepted 0..{len(engine.END_REASONS) - 1}")
+
+
+def _check_cards(s: engine.State, config: NertzConfig) -> np.ndarray:
+    """Card conservation (R1): every card of every deck lies in exactly one place. Returns the
+    owner of each foundation card."""
+    p, builds = config.num_players, config.nertz_builds
+    places = []  # owner * 52 + card of every card on the table
+    for name in ("nertz", "work", "stock", "waste"):
+        cards, where = _cards(getattr(s, name)[0], getattr(s, name + "_len")[0])
+        if cards.size and (cards.min() < 0 or cards.max() > 51):
+            _fail(f"{name} holds card code {int(cards.min() if cards.min() < 0 else cards.max())}", "codes are 0..51")
+        owners = where[:, 0]
+        if builds and name in ("nertz", "work"):  # R4.8: a card keeps its owner (R1)
+            owners = getattr(s, name + "_owner")[0][tuple(where.T)].astype(np.int64)
+            if owners.size and (owners.min() < 0 or owners.max() >= p):
+                _fail(f"{name}_owner holds seat {int(owners.min())}..{int(owners.max())}", f"seats are 0..{p - 1}")
+        places.append(owners * 52 + cards)
+    n_found = int(s.n_found[0])
+    found_len = s.found_len[0].astype(np.int64)
+    if (found_len[n_found:] != 0).any() or (found_len[:n_found] < 1).any():
+        _fail(f"{n_found} foundations with lengths {found_len.tolist()}", "each started pile holds 1..13 cards")
+    ids, where = _cards(s.found[0], found_len)
+    if ids.size and (ids.min() < 0 or ids.max() >= 52 * p):
+        _fail(f"a foundation holds card id {int(ids.max() if ids.max() >= 52 * p else ids.min())}",
+              f"ids are owner * 52 + card, 0..{52 * p - 1}")
+    counts = np.bincount(np.concatenate([*places, ids]), minlength=52 * p).reshape(p, 52)
+    if not (counts == 1).all():
+        owner, card = (int(i) for i in np.argwhere(counts > 1 if (counts > 1).any() else counts != 1)[0])
+        _fail(f"card {card} of player {owner}'s deck appears {int(counts[owner, card])} times",
+              "every card of every deck lies in exactly one pile (R1)")
+    suits = s.found_suit[0, :n_found].astype(np.int64)
+    if (suits < 0).any() or (suits > 3).any():
+        _fail(f"found_suit holds {suits.tolist()}", "suits are 0..3")
+    cards = ids % 52
+    if ((cards // 13) != suits[where[:, 0]]).any() or ((cards % 13) != where[:, 1]).any():
+        _fail("a foundation is not one suit built up from the ace", "R4.2: ace first, then up by suit")
+    tops = np.bincount(suits * 14 + found_len[:n_found], minlength=56).reshape(4, 14)
+    if not np.array_equal(tops, s.found_tops[0]):
+        _fail("found_tops does not count the foundation tops", "found_tops[suit, rank] = piles of that suit and top")
+    return ids // 52
+
+
+def _check_scores(s: engine.State, config: NertzConfig, found_owner: np.ndarray) -> None:
+    on_found = np.bincount(found_owner, minlength=config.num_players)
+    if not np.array_equal(on_found, s.on_found[0]):
+        _fail(f"on_found is {s.on_found[0].tolist()}, the foundations hold {on_found.tolist()}", "R7 counts them")
+    score = [  # R7, as the engine states it (engine.r7_score)
+        engine.r7_score.py_func(int(on_found[p]), int(s.nertz_len[0, p]), bool(s.called[0, p]),
+                                config.nertz_penalty, config.call_bonus)
+        for p in range(config.num_players)
+    ]  # fmt: skip
+    if not np.array_equal(score, s.score[0]):
+        _fail(f"score is {s.score[0].tolist()}, R7 gives {score}", "the running R7 score of the table")
+
+
+def _check_air(s: engine.State, config: NertzConfig, table: np.ndarray) -> None:
+    air = s.air[0].astype(np.int64)
+    longest = max(t for _, t in config.move_ticks)
+    flying = air[:, AIR_TICKS] > 0
+    if (air[:, AIR_TICKS] < 0).any() or (air[:, AIR_TICKS] >= longest).any():
+        _fail(f"air ticks {air[:, AIR_TICKS].tolist()}", f"0..{longest - 1} under this config's move_ticks")
+    if not flying.any():
+        return
+    act, card = air[flying, AIR_ACTION], air[flying, AIR_CARD]
+    if (act < 0).any() or (act >= len(table)).any():
+        _fail(f"an action in the air is {act.tolist()}", f"actions are 0..{len(table) - 1}")
+    if (air[flying, AIR_KIND] != table[act, 0]).any() or (card < -1).any() or (card > 51).any():
+        _fail("a move in the air has a kind or card that does not match its action", "a move saved by get_state()")
+
+
+def _check_match(s: engine.State, config: NertzConfig) -> None:
+    seats, info = s.match_seats[0].astype(np.int64), s.match_info[0].astype(np.int64)
+    worst = config.max_hands * (52 * (config.nertz_penalty + 1) + config.call_bonus)
+    if (np.abs(seats[engine.MS_TOTAL]) > worst).any() or (np.abs(seats[engine.MS_LAST]) > worst).any():
+        _fail(f"match totals {seats[engine.MS_TOTAL].tolist()}", f"totals within +-{worst} under this config")
+    flags = np.concatenate([seats[engine.MS_CONTENDER], seats[engine.MS_CALLED], info[[engine.MI_HAND_OVER]]])
+    if ((flags != 0) & (flags != 1)).any():
+        _fail("a match flag is not 0 or 1", "contender, called and hand_over are 0 or 1")
+    if not 0 <= info[engine.MI_HANDS] <= config.max_hands or not 0 <= info[engine.MI_STATE] <= 3:
+        _fail(f"match hands {info[engine.MI_HANDS]}, state {info[engine.MI_STATE]}",
+              f"0..max_hands={config.max_hands} hands, states 0..3")
+    if not 0 <= info[engine.MI_LAST_REASON] < len(engine.END_REASONS) or info[engine.MI_TICKS] < 0:
+        _fail("match end reason or ticks out of range", "a match saved by get_state()")
+    if not 0 <= info[engine.MI_LAST_TICKS] <= config.max_cycles:
+        _fail(f"last hand's ticks {info[engine.MI_LAST_TICKS]}", f"0..max_cycles={config.max_cycles}")
+
+
+def check_table(state: Any, config: NertzConfig, table: np.ndarray, like: engine.State) -> None:
+    """A table from ``Game.get_state()`` that a game of ``config`` can play on: its arrays' types
+    and shapes, every length and counter in range, every card of every deck in exactly one pile
+    (R1), foundations built by suit from the ace (R4.2), the R7 scores they give, and the moves in
+    the air (R3 ``move_ticks``) and the match (R8) in range. ``table`` is the action catalogue and
+    ``like`` a table of the same config (the arrays' types and shapes)."""
+    check_table_shapes(state, config, like)
+    _check_ranges(state, config)
+    found_owner = _check_cards(state, config)
+    _check_scores(state, config, found_owner)
+    _check_air(state, config, table)
+    _check_match(state, config)
+
+
+# What ``scan_agent_inputs`` found wrong (0: nothing), as (code, row, index).
+BAD_VALUE, BAD_MASK, NO_LEGAL, TWO_TOPS, NOT_A_RUN, BAD_WASTE, NO_SOURCE, NO_ROOM = range(1, 9)
+
+
+@njit(cache=True)
+def scan_agent_inputs(obs, masks, high, tops, piles, n_own, waste_order, waste_count, nertz_top, table):
+    """The first problem of a batch of agent inputs as ``(code, row, index)``, or ``(0, -1, -1)``.
+    Reads only inside the arrays it is given (their shapes are checked before the call)."""
+    n_piles = piles.shape[0]
+    lens = np.zeros(n_piles, np.int64)
+    for row in range(obs.shape[0]):
+        o, m = obs[row], masks[row]
+        outside = False
+        for d in range(o.shape[0]):  # branch-free, so that it vectorizes
+            outside |= (o[d] < 0) | (o[d] > high[d])
+        if outside:
+            for d in range(o.shape[0]):
+                if o[d] < 0 or o[d] > high[d]:
+                    return BAD_VALUE, row, d
+        not_01, legal = False, 0
+        for a in range(m.shape[0]):
+            not_01 |= (m[a] != 0) & (m[a] != 1)
+            legal += m[a] == 1
+        if not_01:
+            for a in range(m.shape[0]):
+                if m[a] != 0 and m[a] != 1:
+                    return BAD_MASK, row, a
+        if legal == 0:
+            return NO_LEGAL, row, 0
+        for k in range(tops.shape[0]):
+            count = 0
+            for c in range(52):
+                count += o[tops[k] + c] != 0
+            if count > 1:
+                return TWO_TOPS, row, tops[k]
+        for q in range(n_piles):  # a run built down by one rank in alternating colours (R4.3)
+            n, first, last, prev_red = 0, -1, -1, -1
+            for r in range(13):
+                here, red = 0, 0
+                for suit in range(4):
+                    if o[piles[q] + suit * 13 + r] != 0:
+                        here += 1
+                        red = 1 if suit == 1 or suit == 2 else 0
+                if here > 1 or (here == 1 and last >= 0 and (last != r - 1 or red == prev_red)):
+                    return NOT_A_RUN, row, piles[q]
+                if here == 1:
+                    first = r if first < 0 else first
+                    last, prev_red, n = r, red, n + 1
+            lens[q] = n
+        w, numbered = o[waste_count], 0
+        for c in range(52):
+            v = o[waste_order + c]
+            numbered += v > 0
+            if v > w:
+                return BAD_WASTE, row, waste_order
+        if numbered != w:
+            return BAD_WASTE, row, waste_order
+        has_top = 0
+        for c in range(52):
+            has_top += o[nertz_top + c] != 0
+        for a in range(m.shape[0]):
+            kind, src, dst, cnt = table[a, 0], table[a, 1], table[a, 2], max(table[a, 3], 1)
+            if m[a] == 0 or kind < 3:  # WAIT, DRAW and CALL move no card
+                continue
+            if (src == 0 and has_top == 0) or (src == 1 and w == 0) or (src >= 2 and lens[src - 2] < cnt):
+                return NO_SOURCE, row, a
+            if (kind == 4 and lens[dst] + cnt > 13) or (kind == 5 and lens[dst] + 1 > 13):
+                return NO_ROOM, row, a
+    return 0, -1, -1
+
+
+class AgentInputCheck:
+    """What the agents' compiled kernels assume of an observation and its mask, for a batch
+    ``obs[n, D]``, ``masks[n, N]`` of one config (R9 observation, R10 catalogue): values inside
+    the observation space and masks of 0 and 1 with a legal action; in every block at most one
+    Nertz top and one waste top, and every work pile a run built down in alternating colours
+    (R4.3, so at most 13 cards); the waste memory numbering the waste's cards; and each move the
+    mask allows has its source card and room at its destination."""
+
+    def __init__(self, config: NertzConfig, layout: Any, table: np.ndarray):
+        from nertz_env.actions import NERTZ, TO_FOUNDATION, TO_WORK, UNDER, WASTE, WORK_SOURCE
+
+        assert (NERTZ, WASTE, WORK_SOURCE, TO_FOUNDATION, TO_WORK, UNDER) == (0, 1, 2, 3, 4, 5)  # the scan's codes
+        self.high = layout.high
+        s, w = layout.slices, config.work_piles
+        blocks = ["self"] + [f"opp{q}" for q in range(1, config.num_players)]
+        starts = lambda names: np.array([s[n].start for n in names], np.int64)  # noqa: E731
+        self.tops = starts([f"{b}.{part}" for b in blocks for part in ("nertz_top", "waste_top")])
+        self.piles = starts([f"{b}.work{j}" for b in blocks for j in range(w)])
+        self.args = (self.high, self.tops, self.piles, w, s["own_waste_order"].start, s["self.waste_count"].start,
+                     s["self.nertz_top"].start, np.ascontiguousarray(table, np.int64))  # fmt: skip
+        self.names = _index_names(layout)
+
+    def __call__(self, obs: np.ndarray, masks: np.ndarray) -> None:
+        code, row, index = scan_agent_inputs(obs, masks, *self.args)
+        if code == 0:
+            return
+        if code == BAD_VALUE:
+            check_observations(obs[row : row + 1], self.high, self.names)
+        if code == BAD_MASK:
+            raise ValueError(f"action mask row {row}, action {index} is {int(masks[row, index])}; masks hold 0 or 1")
+        if code == NO_LEGAL:
+            raise ValueError(f"action mask row {row} allows nothing; WAIT is always legal (R4.7)")
+        if code in (NO_SOURCE, NO_ROOM):
+            why = "no card to move" if code == NO_SOURCE else "no room at its destination (13 cards)"
+            raise ValueError(f"action mask row {row} allows action {index} but its observation has {why}: pass the "
+                             "mask the env gave with that observation")  # fmt: skip
+        why = {TWO_TOPS: "holds more than one card (a pile has one top)",
+               NOT_A_RUN: "is not a work pile built down by one rank in alternating colours (R4.3)",
+               BAD_WASTE: "does not number the waste's cards 1..waste_count (R9 memory)"}[code]  # fmt: skip
+        raise ValueError(f"observation row {row}: {self.names[index]} {why}; pass observations from an env of the "
+                         "agent's config")
+
+
+def _index_names(layout: Any) -> list[str]:
+    names = [""] * layout.size
+    for name, sl in layout.slices.items():
+        for i in range(*sl.indices(layout.size)):
+            names[i] = name
+    return names
+
+
+engine.stamp_compiled(globals())  # an edit to the engine recompiles the scan too

@@ -1,0 +1,148 @@
+"""What both trainers share about their files: atomic writes, checkpoints that load with a clear
+error or not at all, the evaluation log kept with the checkpoint, and evaluations that leave the
+run's random generators alone.
+
+A checkpoint is one file, written to a temporary name, flushed to disk and renamed over the old
+one: a kill at any moment leaves the previous checkpoint or the new one, never a mix. The
+evaluations done so far are stored inside it, and ``evals.jsonl`` is rewritten from them when a
+run resumes, so a line written after the last checkpoint (and redone after the resume) is not
+doubled, and an evaluation interrupted by a kill is redone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import random
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from nertz_env.config import NertzConfig
+
+
+class CheckpointError(ValueError):
+    """A file given to ``--resume`` that is not a usable checkpoint of this trainer."""
+
+
+def atomic_write(path: Path, write: Callable[[Path], None], tmp: Path | None = None) -> None:
+    """``write(tmp)``, flush it to disk, then rename it to ``path`` (atomic on POSIX). On any
+    error the temporary file is removed; a full disk is reported as such, naming the file."""
+    path = Path(path)
+    tmp = Path(tmp) if tmp is not None else path.with_name(path.name + ".tmp")
+    try:
+        write(tmp)
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            raise OSError(
+                errno.ENOSPC, f"no space left on the device while writing {path}; the previous {path.name} is kept "
+                "unchanged (free some space and resume from it)"
+            ) from exc
+        if isinstance(exc, RuntimeError) and "No space left" in str(exc):  # torch's zip writer wraps ENOSPC
+            raise OSError(errno.ENOSPC, f"no space left on the device while writing {path}") from exc
+        raise
+    with contextlib.suppress(OSError):  # the rename itself reaches the disk with the directory
+        fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def remove_partial_files(run_dir: Path) -> None:
+    """Temporary files a killed run left behind (the files they were to replace are intact)."""
+    for tmp in Path(run_dir).glob("*.tmp*"):
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def write_json_lines(path: Path, rows: list[dict[str, Any]]) -> None:
+    atomic_write(path, lambda tmp: tmp.write_text("".join(json.dumps(r) + "\n" for r in rows)))
+
+
+def load_torch_checkpoint(path: str | Path, required: tuple[str, ...]) -> dict[str, Any]:
+    """A checkpoint written by ``train_selfplay``, or a ``CheckpointError`` saying what the file is."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"--resume {path}: no such file (give the run's checkpoint.pt)")
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as exc:  # torch raises several kinds for a truncated or foreign file
+        raise CheckpointError(
+            f"--resume {path}: not a readable checkpoint ({type(exc).__name__}: {str(exc)[:200]}); the file is "
+            "damaged or not written by train_selfplay"
+        ) from exc
+    if isinstance(blob, dict) and "state_dict" in blob and "args" not in blob:
+        raise CheckpointError(
+            f"--resume {path}: this is a policy file (what agents.make('policy') loads), not a checkpoint; resume "
+            f"from {path.with_name('checkpoint.pt')}"
+        )
+    missing = [k for k in required if not isinstance(blob, dict) or k not in blob]
+    if missing:
+        raise CheckpointError(f"--resume {path}: not a train_selfplay checkpoint (missing {', '.join(missing)})")
+    return blob
+
+
+@contextlib.contextmanager
+def own_generators(device: torch.device | None = None) -> Iterator[None]:
+    """Run a block (an evaluation) without moving the run's generators: torch's (CPU and the
+    device's), numpy's global one and ``random``'s are restored afterwards."""
+    np_state, py_state = np.random.get_state(), random.getstate()  # noqa: NPY002 - SB3 draws from these
+    devices = [device.index or 0] if device is not None and device.type == "cuda" else []
+    try:
+        with torch.random.fork_rng(devices=devices):
+            yield
+    finally:
+        np.random.set_state(np_state)  # noqa: NPY002
+        random.setstate(py_state)
+
+
+def evaluate_policy(policy_path: Path, config: NertzConfig, deals: int, seed: int) -> dict[str, Any]:
+    """The harness's duplicate format: the policy against three of each scripted baseline."""
+    from nertz_env.training.evaluate import evaluate
+
+    out: dict[str, Any] = {}
+    for rival in ("greedy", "heuristic"):
+        lineup = ["policy:path=" + str(policy_path)] + [rival] * (config.num_players - 1)
+        me = evaluate(lineup, hands=deals, seed=seed, config=config, progress=False)["summary"][0]
+        out[rival] = {"win_share": me["win_share"], "win_ci": me["win_ci"], "score": me["score"]}
+    return out
+
+
+def eval_line(result: dict[str, Any]) -> str:
+    """One evaluation as a printed line."""
+    parts = [f"step {result['global_step']:>9,}"]
+    for rival in ("greedy", "heuristic"):
+        r = result[rival]
+        lo, hi = r["win_ci"]
+        parts.append(f"vs 3x {rival}: win {r['win_share']:.3f} [{lo:.3f}, {hi:.3f}] score {r['score']:+.2f}")
+    return "eval  " + "  ".join(parts)
+
+
+def summary_table(evals: list[dict[str, Any]], run_dir: Path, steps: int, seconds: float) -> str:
+    """The closing summary: the run, then every evaluation as a row."""
+    lines = [f"run {run_dir}: {steps:,} learner decisions in {seconds:.0f} s"]
+    if not evals:
+        return "\n".join([*lines, "no evaluations (--eval-every 0)"])
+    lines.append(f"{'step':>10}  {'win vs greedy':>14}  {'score':>7}  {'win vs heuristic':>16}  {'score':>7}")
+    for e in evals:
+        g, h = e["greedy"], e["heuristic"]
+        lines.append(
+            f"{e['global_step']:>10,}  {g['win_share']:>14.3f}  {g['score']:>+7.2f}  "
+            f"{h['win_share']:>16.3f}  {h['score']:>+7.2f}"
+        )
+    return "\n".join(lines)
+
+
+def say(text: str) -> None:
+    print(text, flush=True)

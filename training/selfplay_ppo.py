@@ -1,0 +1,273 @@
+"""The pieces of ``train_selfplay``'s loop: the opponent pool, the rollout, GAE and the update.
+
+Each function does one step of CleanRL's ppo.py over ``NertzVectorEnv``; ``train_selfplay.main``
+calls them in order. Every random draw comes from torch's global generator (seeded by the
+trainer, saved in its checkpoints) or the pool's numpy generator, in a fixed order.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from nertz_env import agents
+from nertz_env.config import NertzConfig
+
+
+class Opponents:
+    """The pool: scripted agents and frozen snapshots of the policy, drawn per game at each deal."""
+
+    def __init__(self, args: Any, config: NertzConfig, rng: np.random.Generator):
+        self.scripted = [agents.make(name, seed=args.seed, config=config) for name in args.scripted]
+        self.snapshots: list[torch.nn.Module] = []
+        self.pool_size, self.rng = args.pool_size, rng
+
+    def __len__(self) -> int:
+        return len(self.scripted) + len(self.snapshots)
+
+    def add(self, net: torch.nn.Module) -> None:
+        self.snapshots.append(copy.deepcopy(net).eval())
+        del self.snapshots[: -self.pool_size]
+
+    def draw(self, n: int) -> np.ndarray:
+        return self.rng.integers(len(self), size=n)
+
+    def act(self, who: int, obs: np.ndarray, masks: np.ndarray, device) -> np.ndarray:
+        if who < len(self.scripted):
+            return self.scripted[who].act_batch(obs, masks)
+        with torch.no_grad():
+            logits, _ = self.snapshots[who - len(self.scripted)](
+                torch.from_numpy(obs).to(device), torch.from_numpy(masks).to(device)
+            )
+            return torch.distributions.Categorical(logits=logits).sample().cpu().numpy()
+
+
+@dataclass
+class Seats:
+    """Which (game, seat) pairs the learner holds: every seat of the self-play games, seat 0 of
+    the rest (the ``mixed`` games, whose other seats belong to an opponent from the pool)."""
+
+    learn_idx: np.ndarray
+    mixed: np.ndarray
+
+    @classmethod
+    def build(cls, num_envs: int, num_players: int, self_play_fraction: float) -> Seats:
+        n_self = int(round(num_envs * self_play_fraction))
+        learn = np.zeros((num_envs, num_players), bool)
+        learn[:n_self] = True
+        learn[n_self:, 0] = True
+        return cls(np.flatnonzero(learn.reshape(-1)), np.arange(n_self, num_envs))
+
+    @property
+    def n_learn(self) -> int:
+        return len(self.learn_idx)
+
+
+@dataclass
+class Rollout:
+    """One rollout's tensors ``[num_steps, n_learn]`` and the legal (row, move) pairs with their
+    features, row-major, rows numbered ``step * n_learn + seat``: the update reads them back."""
+
+    obs: torch.Tensor
+    masks: torch.Tensor
+    actions: torch.Tensor
+    teacher: torch.Tensor
+    logprobs: torch.Tensor
+    rewards: torch.Tensor
+    dones: torch.Tensor
+    values: torch.Tensor
+    rows: list[np.ndarray] = field(default_factory=list)
+    acts: list[np.ndarray] = field(default_factory=list)
+    feats: list[np.ndarray] = field(default_factory=list)
+    times: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def empty(cls, num_steps: int, n_learn: int, obs_dim: int, n_actions: int) -> Rollout:
+        def z(*shape, dtype=torch.float32):
+            return torch.zeros((num_steps, n_learn, *shape), dtype=dtype)
+
+        return cls(z(obs_dim, dtype=torch.int8), z(n_actions, dtype=torch.int8), z(dtype=torch.long),
+                   z(dtype=torch.long), z(), z(), z(), z())  # fmt: skip
+
+
+@dataclass
+class Loop:
+    """The state the loop carries from one rollout to the next (saved in every checkpoint)."""
+
+    obs: np.ndarray
+    masks: np.ndarray
+    opponent: np.ndarray
+    next_done: torch.Tensor
+    actions: np.ndarray
+    recent: list[float]
+    global_step: int
+
+
+def collect(t: Any, buf: Rollout, loop: Loop, bc_coef: float) -> None:
+    """One rollout of ``num_steps`` ticks into ``buf`` (``t``: the trainer's pieces)."""
+    a, seats, D, n_actions = t.args, t.seats, t.obs_dim, t.n_actions
+    P, n_learn, device = a.num_players, seats.n_learn, t.device
+    buf.rows, buf.acts, buf.feats = [], [], []
+    t_env = t_feat = t_net = 0.0
+    for step in range(a.num_steps):
+        flat_obs = loop.obs.reshape(-1, D)[seats.learn_idx]
+        flat_masks = loop.masks.reshape(-1, n_actions)[seats.learn_idx]
+        buf.obs[step] = torch.from_numpy(flat_obs)
+        buf.masks[step] = torch.from_numpy(flat_masks)
+        buf.dones[step] = loop.next_done
+        tf = time.perf_counter()
+        rows, acts, feats, choice = t.features.with_choice(flat_obs, flat_masks)
+        if bc_coef > 0:
+            labels = choice if t.teacher_in_features else t.teacher.act_batch(flat_obs, flat_masks)
+            buf.teacher[step] = torch.from_numpy(labels)
+        tn = time.perf_counter()
+        t_feat += tn - tf
+        buf.rows.append(rows + step * n_learn)
+        buf.acts.append(acts)
+        buf.feats.append(feats)
+        with torch.no_grad():
+            logits, value = t.net.score(
+                torch.from_numpy(flat_obs).to(device),
+                torch.from_numpy(rows).to(device),
+                torch.from_numpy(acts).to(device),
+                torch.from_numpy(feats).to(device),
+            )
+            dist = torch.distributions.Categorical(logits=logits)
+            action = dist.sample()
+        t_net += time.perf_counter() - tn
+        buf.actions[step], buf.logprobs[step], buf.values[step] = action.cpu(), dist.log_prob(action).cpu(), value.cpu()
+        loop.actions.reshape(-1)[seats.learn_idx] = action.cpu().numpy()
+        for who in np.unique(loop.opponent):  # the other seats of the mixed games
+            games = seats.mixed[loop.opponent == who]
+            loop.actions[games, 1:] = t.pool.act(
+                int(who), loop.obs[games, 1:].reshape(-1, D), loop.masks[games, 1:].reshape(-1, n_actions), device
+            ).reshape(len(games), P - 1)
+        te = time.perf_counter()
+        loop.obs, loop.masks, rewards, terms, truncs, infos = t.envs.step(loop.actions)
+        t_env += time.perf_counter() - te
+        done = (terms | truncs).reshape(-1)[seats.learn_idx]
+        buf.rewards[step] = torch.from_numpy(rewards.reshape(-1)[seats.learn_idx].astype(np.float32))
+        loop.next_done = torch.from_numpy(done.astype(np.float32))
+        ended = np.flatnonzero(infos["episode"]["done"])
+        if len(ended):
+            scores = infos["episode"]["scores"][ended]
+            loop.recent.extend(scores[:, 0].tolist())
+            mixed_ended = np.isin(seats.mixed, ended)
+            loop.opponent[mixed_ended] = t.pool.draw(int(mixed_ended.sum()))
+        loop.global_step += n_learn
+    buf.times.update(env=t_env, features=t_feat, net=t_net)
+
+
+def advantages(t: Any, buf: Rollout, loop: Loop) -> tuple[torch.Tensor, torch.Tensor]:
+    """Generalized advantage estimation, per (game, seat) trajectory; returns (advantages, returns)."""
+    a, seats = t.args, t.seats
+    with torch.no_grad():
+        flat_obs = loop.obs.reshape(-1, t.obs_dim)[seats.learn_idx]
+        flat_masks = loop.masks.reshape(-1, t.n_actions)[seats.learn_idx]
+        _, next_value = t.net(torch.from_numpy(flat_obs).to(t.device), torch.from_numpy(flat_masks).to(t.device))
+        next_value = next_value.cpu()
+        adv = torch.zeros_like(buf.rewards)
+        last = torch.zeros(seats.n_learn)
+        for step in reversed(range(a.num_steps)):
+            not_done = 1.0 - (loop.next_done if step == a.num_steps - 1 else buf.dones[step + 1])
+            nv = next_value if step == a.num_steps - 1 else buf.values[step + 1]
+            delta = buf.rewards[step] + a.gamma * nv * not_done - buf.values[step]
+            last = delta + a.gamma * a.gae_lambda * not_done * last
+            adv[step] = last
+        return adv, adv + buf.values
+
+
+def update(t: Any, buf: Rollout, adv: torch.Tensor, ret: torch.Tensor, cloning: bool, bc_coef: float) -> dict:
+    """The update: PPO, or cloning the teacher, or both (see train_selfplay's module doc).
+    Returns the last minibatch's losses and the epoch statistics for logging."""
+    a, device, batch_size = t.args, t.device, t.batch_size
+    f_obs, f_masks = buf.obs.reshape(batch_size, t.obs_dim), buf.masks.reshape(batch_size, t.n_actions)
+    f_actions, f_logprobs, f_teacher = buf.actions.reshape(-1), buf.logprobs.reshape(-1), buf.teacher.reshape(-1)
+    f_adv, f_ret = adv.reshape(-1), ret.reshape(-1)
+    all_rows, all_acts = np.concatenate(buf.rows), torch.from_numpy(np.concatenate(buf.acts))
+    all_feats = torch.from_numpy(np.concatenate(buf.feats))
+    n_pairs = np.bincount(all_rows, minlength=batch_size)
+    first_pair = np.cumsum(n_pairs) - n_pairs
+    stats: dict[str, Any] = {"clipfracs": [], "agreement": [], "approx_kl": torch.tensor(0.0)}
+    stats["pg_loss"] = stats["bc_loss"] = torch.tensor(0.0)
+    for _epoch in range(a.update_epochs):
+        order = torch.randperm(batch_size)
+        for start in range(0, batch_size, t.minibatch):
+            mb = order[start : start + t.minibatch]
+            # The pairs of the minibatch's rows, renumbered 0 .. len(mb) - 1.
+            counts = n_pairs[mb.numpy()]
+            mb_rows = np.repeat(np.arange(len(mb)), counts)
+            pairs = np.repeat(first_pair[mb.numpy()] - np.cumsum(counts) + counts, counts) + np.arange(len(mb_rows))
+            pairs = torch.from_numpy(pairs)
+            logits, value = t.net.score(
+                f_obs[mb].to(device),
+                torch.from_numpy(mb_rows).to(device),
+                all_acts[pairs].to(device),
+                all_feats[pairs].to(device),
+            )
+            logp_all = torch.log_softmax(logits, -1)
+            stats["v_loss"] = v_loss = 0.5 * ((value - f_ret[mb].to(device)) ** 2).mean()
+            probs = logp_all.exp()
+            legal = f_masks[mb].to(device) != 0
+            stats["entropy"] = entropy = -(probs * logp_all).where(legal, torch.zeros_like(probs)).sum(-1)
+            loss = a.vf_coef * v_loss
+            if bc_coef > 0:
+                target = f_teacher[mb].to(device)
+                stats["bc_loss"] = bc_loss = -logp_all.gather(1, target[:, None]).mean()
+                loss = loss + bc_coef * bc_loss
+                stats["agreement"].append((logits.argmax(-1) == target).float().mean().item())
+            if not cloning:
+                pg_loss = _policy_loss(a, logp_all, f_actions[mb].to(device), f_logprobs[mb].to(device),
+                                       f_adv[mb].to(device), stats)  # fmt: skip
+                loss = loss + pg_loss - a.ent_coef * entropy.mean()
+            t.optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(t.net.parameters(), a.max_grad_norm)
+            t.optimizer.step()
+        if a.target_kl and stats["approx_kl"] > a.target_kl:
+            break
+    return stats
+
+
+def _policy_loss(a: Any, logp_all, actions, old_logprobs, adv, stats: dict) -> torch.Tensor:
+    """PPO's clipped policy loss."""
+    newlogprob = logp_all.gather(1, actions[:, None]).squeeze(1)
+    logratio = newlogprob - old_logprobs
+    ratio = logratio.exp()
+    with torch.no_grad():
+        stats["approx_kl"] = ((ratio - 1) - logratio).mean()
+        stats["clipfracs"].append(((ratio - 1.0).abs() > a.clip_coef).float().mean().item())
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    clipped = ratio.clamp(1 - a.clip_coef, 1 + a.clip_coef)
+    stats["pg_loss"] = pg_loss = torch.max(-adv * ratio, -adv * clipped).mean()
+    return pg_loss
+
+
+def log_scalars(writer, stats: dict, times: dict[str, float], step: int) -> None:
+    """The update's TensorBoard scalars."""
+    elapsed = times["elapsed"]
+    for name, value in (
+        ("charts/learning_rate", times["lr"]),
+        ("charts/episode_score", times["score"]),
+        ("charts/steps_per_second", times["batch"] / elapsed),
+        ("charts/env_share_of_time", times["env"] / elapsed),
+        ("charts/features_share_of_time", times["features"] / elapsed),
+        ("charts/rollout_net_share_of_time", times["net"] / elapsed),
+        ("charts/update_share_of_time", (elapsed - times["rollout"]) / elapsed),
+        ("charts/bc_coef", times["bc_coef"]),
+    ):
+        writer.add_scalar(name, value, step)
+    if stats["agreement"]:
+        writer.add_scalar("charts/teacher_agreement", float(np.mean(stats["agreement"])), step)
+    writer.add_scalar("losses/value_loss", stats["v_loss"].item(), step)
+    writer.add_scalar("losses/policy_loss", stats["pg_loss"].item(), step)
+    writer.add_scalar("losses/bc_loss", stats["bc_loss"].item(), step)
+    writer.add_scalar("losses/entropy", stats["entropy"].mean().item(), step)
+    writer.add_scalar("losses/approx_kl", stats["approx_kl"].item(), step)
+    if stats["clipfracs"]:
+        writer.add_scalar("losses/clipfrac", float(np.mean(stats["clipfracs"])), step)
