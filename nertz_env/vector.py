@@ -6,8 +6,10 @@
 | observations | int8 ``[num_envs, num_players, obs_dim]``, each seat's egocentric view (R9)       |
 | layout       | ``env.layout`` (``nertz_env.layout.ObservationLayout``) names the observation's parts |
 | action masks | int8 ``[num_envs, num_players, num_actions]``, 1 = legal (R4); never empty        |
-| actions      | int ``[num_envs, num_players]``, indices into ``env.catalogue`` (R10 names); out of range raises, as in ``nertz_v0``; an illegal one in range is WAIT |
+| actions      | int ``[num_envs, num_players]``, indices into ``env.catalogue`` (R10 names)       |
 | rewards      | float32 ``[num_envs, num_players]``, per the ``reward`` option (R7)               |
+
+Out-of-range actions raise, as in ``nertz_v0``; an illegal action in range is played as WAIT.
 
 Episode end (R5): a call or a stall *terminates* the hand, ``max_cycles`` *truncates* it; both are
 reported per game and seat, ``[num_envs, num_players]`` bool.
