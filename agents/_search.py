@@ -82,7 +82,7 @@ class Position(NamedTuple):
     tops: np.ndarray  # [depth, 4, 14]: the foundation tops (piles of suit s with rank r on top)
     waste: np.ndarray  # [52]: the waste, bottom first (the same at every depth)
     waste_len: np.ndarray  # [depth]
-    on_found: np.ndarray  # [depth]: the viewer's cards on foundations (R7)
+    on_foundations: np.ndarray  # [depth]: the viewer's cards on foundations (R7)
 
 
 @njit(cache=True)
@@ -120,7 +120,8 @@ def _apply(a, table, d, pos) -> int:
     """Position ``d + 1`` = position ``d`` after the legal move ``a``, by the engine's effects of
     the move (R4); returns the card it moves."""
     e = d + 1
-    pos.nertz_len[e], pos.waste_len[e], pos.on_found[e] = pos.nertz_len[d], pos.waste_len[d], pos.on_found[d]
+    pos.nertz_len[e], pos.waste_len[e] = pos.nertz_len[d], pos.waste_len[d]
+    pos.on_foundations[e] = pos.on_foundations[d]
     pos.work[e, :, :] = pos.work[d, :, :]
     pos.work_len[e, :] = pos.work_len[d, :]
     pos.tops[e, :, :] = pos.tops[d, :, :]
@@ -131,7 +132,7 @@ def _apply(a, table, d, pos) -> int:
     )  # fmt: skip
     if kind == TO_FOUNDATION:
         lay_on_foundation_tops(pos.tops[e], card)
-        pos.on_found[e] += 1
+        pos.on_foundations[e] += 1
     return card
 
 
@@ -142,7 +143,7 @@ def _evaluate(d, params, table, rows_eval, n_nertz, pos, cfg) -> float:
     foundations. ``rows_eval``: the Nertz top to a foundation, its ``n_nertz`` moves onto or under
     a work pile, then the other foundation moves (one loop, so one copy of the engine's check)."""
     nertz_len, work_len = pos.nertz_len[d], pos.work_len
-    v = float(r7_score(pos.on_found[d], nertz_len, False, cfg[C_PENALTY], 0))
+    v = float(r7_score(pos.on_foundations[d], nertz_len, False, cfg[C_PENALTY], 0))
     nertz_top = _top(pos.nertz, nertz_len)
     nertz_done = nertz_len == 0 or nertz_top < 0
     if nertz_len == 0:
@@ -260,7 +261,7 @@ def _read_position(o, off, pos):
     found = 0
     for c in range(52):
         found += o[off[O_FOUNDATION] + c]
-    pos.on_found[0] = found
+    pos.on_foundations[0] = found
 
 
 @njit(cache=True, inline="always")
@@ -312,7 +313,7 @@ def score_moves(obs, masks, table, off, cfg, params, rows_single, ww_row, rows_e
         race_cards(o, off, n_players, block, n_work, opp_work, opp_len, contested)
         call[row] = mask[ACTION_CALL] != 0 and should_call(  # CALL is legal: the Nertz pile is empty (R4.6)
             o, off, n_players, block, n_work, opp_work, opp_len, pos.tops[0], cfg, table, rows_eval, n_nertz,
-            pos.on_found[0], int(params[P_CALL]),
+            pos.on_foundations[0], int(params[P_CALL]),
         )  # fmt: skip
         # Standing still keeps the value of the table as it is; DRAW is worth a little more, and a
         # move must beat both (so no move that gains nothing, even with nothing left to turn).

@@ -89,12 +89,13 @@ def check_table_shapes(state: Any, config: NertzConfig, ref: engine.State) -> No
 
 def _check_ranges(s: engine.State, config: NertzConfig) -> None:
     p = config.num_players
-    for name, top in (("nertz_len", 52), ("stock_len", 52), ("waste_len", 52), ("work_len", 13), ("found_len", 13)):
+    lengths = (("nertz_len", 52), ("stock_len", 52), ("waste_len", 52), ("work_len", 13), ("foundation_len", 13))
+    for name, top in lengths:
         a = getattr(s, name)
         if (a < 0).any() or (a > top).any():
             _fail(f"{name} holds {int(a.min())}..{int(a.max())}", f"pile lengths are 0..{top}")
-    if not 0 <= int(s.n_found[0]) <= 4 * p:
-        _fail(f"n_found is {int(s.n_found[0])}", f"a table of {p} players has 0..{4 * p} foundations")
+    if not 0 <= int(s.n_foundations[0]) <= 4 * p:
+        _fail(f"n_foundations is {int(s.n_foundations[0])}", f"a table of {p} players has 0..{4 * p} foundations")
     for name, top in (("tick", config.max_cycles), ("since_progress", 2**30), ("rotations", 2**30)):
         v = int(getattr(s, name)[0])
         if not 0 <= v <= top:
@@ -118,11 +119,12 @@ def _check_cards(s: engine.State, config: NertzConfig) -> np.ndarray:
             if owners.size and (owners.min() < 0 or owners.max() >= p):
                 _fail(f"{name}_owner holds seat {int(owners.min())}..{int(owners.max())}", f"seats are 0..{p - 1}")
         places.append(owners * 52 + cards)
-    n_found = int(s.n_found[0])
-    found_len = s.found_len[0].astype(np.int64)
-    if (found_len[n_found:] != 0).any() or (found_len[:n_found] < 1).any():
-        _fail(f"{n_found} foundations with lengths {found_len.tolist()}", "each started pile holds 1..13 cards")
-    ids, where = _cards(s.found[0], found_len)
+    n_foundations = int(s.n_foundations[0])
+    foundation_len = s.foundation_len[0].astype(np.int64)
+    if (foundation_len[n_foundations:] != 0).any() or (foundation_len[:n_foundations] < 1).any():
+        _fail(f"{n_foundations} foundations with lengths {foundation_len.tolist()}",
+              "each started pile holds 1..13 cards")
+    ids, where = _cards(s.foundations[0], foundation_len)
     if ids.size and (ids.min() < 0 or ids.max() >= 52 * p):
         _fail(f"a foundation holds card id {int(ids.max() if ids.max() >= 52 * p else ids.min())}",
               f"ids are owner * 52 + card, 0..{52 * p - 1}")
@@ -131,24 +133,26 @@ def _check_cards(s: engine.State, config: NertzConfig) -> np.ndarray:
         owner, card = (int(i) for i in np.argwhere(counts > 1 if (counts > 1).any() else counts != 1)[0])
         _fail(f"card {card} of player {owner}'s deck appears {int(counts[owner, card])} times",
               "every card of every deck lies in exactly one pile (R1)")
-    suits = s.found_suit[0, :n_found].astype(np.int64)
+    suits = s.foundation_suit[0, :n_foundations].astype(np.int64)
     if (suits < 0).any() or (suits > 3).any():
-        _fail(f"found_suit holds {suits.tolist()}", "suits are 0..3")
+        _fail(f"foundation_suit holds {suits.tolist()}", "suits are 0..3")
     cards = ids % 52
     if ((cards // 13) != suits[where[:, 0]]).any() or ((cards % 13) != where[:, 1]).any():
         _fail("a foundation is not one suit built up from the ace", "R4.2: ace first, then up by suit")
-    tops = np.bincount(suits * 14 + found_len[:n_found], minlength=56).reshape(4, 14)
-    if not np.array_equal(tops, s.found_tops[0]):
-        _fail("found_tops does not count the foundation tops", "found_tops[suit, rank] = piles of that suit and top")
+    tops = np.bincount(suits * 14 + foundation_len[:n_foundations], minlength=56).reshape(4, 14)
+    if not np.array_equal(tops, s.foundation_tops[0]):
+        _fail("foundation_tops does not count the foundation tops",
+              "foundation_tops[suit, rank] = piles of that suit and top")
     return ids // 52
 
 
 def _check_scores(s: engine.State, config: NertzConfig, found_owner: np.ndarray) -> None:
-    on_found = np.bincount(found_owner, minlength=config.num_players)
-    if not np.array_equal(on_found, s.on_found[0]):
-        _fail(f"on_found is {s.on_found[0].tolist()}, the foundations hold {on_found.tolist()}", "R7 counts them")
+    on_foundations = np.bincount(found_owner, minlength=config.num_players)
+    if not np.array_equal(on_foundations, s.on_foundations[0]):
+        _fail(f"on_foundations is {s.on_foundations[0].tolist()}, the foundations hold {on_foundations.tolist()}",
+              "R7 counts them")
     score = [  # R7, as the engine states it (engine.r7_score)
-        engine.r7_score.py_func(int(on_found[p]), int(s.nertz_len[0, p]), bool(s.called[0, p]),
+        engine.r7_score.py_func(int(on_foundations[p]), int(s.nertz_len[0, p]), bool(s.called[0, p]),
                                 config.nertz_penalty, config.call_bonus)
         for p in range(config.num_players)
     ]  # fmt: skip

@@ -303,10 +303,10 @@ class Game:
                 ]
         foundations = [
             {
-                "cards": [[int(g) // 52, names[int(g) % 52]] for g in s.found[0, f, : s.found_len[0, f]]],
-                "complete": bool(s.found_len[0, f] == 13),
+                "cards": [[int(g) // 52, names[int(g) % 52]] for g in s.foundations[0, f, : s.foundation_len[0, f]]],
+                "complete": bool(s.foundation_len[0, f] == 13),
             }
-            for f in range(int(s.n_found[0]))
+            for f in range(int(s.n_foundations[0]))
         ]
         out = {
             "players": players,

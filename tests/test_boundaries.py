@@ -58,8 +58,8 @@ def test_a_saved_table_with_a_counter_out_of_range_is_refused():
     env = nertz_v0.parallel_env()
     env.reset(seed=0)
     st = env.unwrapped.get_state()
-    st["table"].n_found[...] = 30000  # crashed the interpreter in the next step
-    with pytest.raises(ValueError, match="n_found is 30000"):
+    st["table"].n_foundations[...] = 30000  # crashed the interpreter in the next step
+    with pytest.raises(ValueError, match="n_foundations is 30000"):
         env.unwrapped.set_state(st)
 
 
@@ -69,9 +69,9 @@ def test_a_saved_table_with_a_counter_out_of_range_is_refused():
         ("nertz_len", (0, 1), 60, "nertz_len"),
         ("work_len", (0, 0, 2), -1, "work_len"),
         ("stock", (0, 0, 0), 52, "card code 52"),
-        ("found_len", (0, 15), 3, "foundations with lengths"),
+        ("foundation_len", (0, 15), 3, "foundations with lengths"),
         ("score", (0, 2), 99, "score"),
-        ("on_found", (0, 0), 5, "on_found"),
+        ("on_foundations", (0, 0), 5, "on_foundations"),
         ("tick", (0,), -4, "tick is -4"),
         ("ended", (0,), 9, "ended is 9"),
         ("air", (0, 0, 0), 5, "air ticks"),

@@ -86,7 +86,7 @@ def fuzz(ticks, part, value):
     if part == "agents":
         saved["agents"] = [f"player_{value % 5}"]
     elif part == "table":
-        a = saved["table"].found.reshape(-1)
+        a = saved["table"].foundations.reshape(-1)
         a[value % a.size] = value % 400
     elif part == "config":
         saved["config"] = NertzConfig(num_players=3, call_bonus=value % 50 + 1)

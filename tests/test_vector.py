@@ -219,8 +219,8 @@ def reference_observation(s, g, viewer, config, layout) -> np.ndarray:
             view(f"work{j}")[s.work[g, p, j, : s.work_len[g, p, j]]] = 1
         if s.waste_len[g, p]:
             view("waste_top")[s.waste[g, p, s.waste_len[g, p] - 1]] = 1
-        for f in range(s.n_found[g]):
-            for card in s.found[g, f, : s.found_len[g, f]]:
+        for f in range(s.n_foundations[g]):
+            for card in s.foundations[g, f, : s.foundation_len[g, f]]:
                 if card // 52 == p:
                     view("foundation")[card % 52] = 1
         view("nertz_count")[0] = s.nertz_len[g, p]
@@ -233,7 +233,7 @@ def reference_observation(s, g, viewer, config, layout) -> np.ndarray:
         stock = s.stock[g, viewer, : s.stock_len[g, viewer]]
         layout.view(out, "own_stock_order")[stock] = np.arange(len(stock), 0, -1)
         layout.view(out, "own_stock_known")[0] = 1
-    layout.view(out, "foundation_tops")[:] = s.found_tops[g, :, 1:].reshape(-1)
+    layout.view(out, "foundation_tops")[:] = s.foundation_tops[g, :, 1:].reshape(-1)
     layout.view(out, "since_progress")[0] = min(s.since_progress[g], 127)
     layout.view(out, "stall_rotations")[0] = min(s.rotations[g], 127)
     seats = [(viewer + k) % players for k in range(players)]  # R3 timing options, egocentric

@@ -191,7 +191,7 @@ class Arena:
         return HandResult(
             hand=hand,
             scores=ints(state.score[b]),
-            on_foundations=ints(state.on_found[b]),
+            on_foundations=ints(state.on_foundations[b]),
             nertz_left=ints(state.nertz_len[b]),
             called=tuple(bool(x) for x in state.called[b]),
             races_won=ints(won),

@@ -119,7 +119,7 @@ def deal(s, b, decks, cfg):
         s.stock_len[b, p] = rest
         s.waste_len[b, p] = 0
         s.stock_known[b, p] = False
-        s.on_found[b, p] = 0
+        s.on_foundations[b, p] = 0
         s.called[b, p] = False
         s.collision[b, p] = False
         s.won_race[b, p] = False
@@ -132,9 +132,9 @@ def deal(s, b, decks, cfg):
                 s.nertz_owner[b, p, k] = p
             for j in range(n_work):
                 s.work_owner[b, p, j, 0] = p
-    s.found_len[b, :] = 0
-    s.n_found[b] = 0
-    s.found_tops[b, :, :] = 0
+    s.foundation_len[b, :] = 0
+    s.n_foundations[b] = 0
+    s.foundation_tops[b, :, :] = 0
     s.tick[b] = 0
     s.since_progress[b] = 0
     s.rotations[b] = 0
@@ -283,7 +283,7 @@ def player_view(s, b, p, n_work):
         if work_len[j] == 0:
             any_empty = True
     can_draw = s.stock_len[b, p] > 0 or s.waste_len[b, p] > 0
-    return nertz_top, waste_top, s.work[b, p], work_len, s.found_tops[b], can_draw, any_empty
+    return nertz_top, waste_top, s.work[b, p], work_len, s.foundation_tops[b], can_draw, any_empty
 
 
 @njit(cache=True, inline="always")

@@ -66,7 +66,7 @@ def legal_masks(s, b, cfg, table, plan, out):
             for a in range(n_actions):
                 out[p, a] = table[a, T_KIND] == WAIT
         return
-    tops = s.found_tops[b]
+    tops = s.foundation_tops[b]
     nertz, nertz_len = s.nertz, s.nertz_len  # the targets of R4.8 (whole: raw, so no view is made)
     for p in range(n_players):
         mask = out[p]

@@ -113,9 +113,9 @@ def _public_blocks(s, b, cfg, out):
         out[c + 1] = stock_len[p]
         out[c + 2] = k
         out[c + 3] = called[p]
-    found, found_len = s.found[b], s.found_len[b]
+    found, found_len = s.foundations[b], s.foundation_len[b]
     of = waste_top_part + DECK_SIZE  # the foundation part
-    for f in range(s.n_found[b]):
+    for f in range(s.n_foundations[b]):
         for h in range(found_len[f]):
             g = np.int64(found[f, h])
             out[(g // DECK_SIZE) * blk + of + g % DECK_SIZE] = 1  # R1: in the owner's block
@@ -123,7 +123,7 @@ def _public_blocks(s, b, cfg, out):
 
 @njit(cache=True, inline="always")
 def _globals(s, b, out, o):
-    tops = s.found_tops[b]
+    tops = s.foundation_tops[b]
     for suit in range(4):
         for r in range(1, 14):
             out[o + SHARED_TOPS + suit * 13 + r - 1] = tops[suit, r]

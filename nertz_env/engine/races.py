@@ -155,7 +155,7 @@ def foundation_races(s, b, buf, cfg, speed):
                 m += 1
                 done[q] = True
         suit, below_rank = card[p] // 13, rank(card[p]) - 1
-        k = min(m, np.int64(s.found_tops[b, suit, below_rank]))
+        k = min(m, np.int64(s.foundation_tops[b, suit, below_rank]))
         if m > k:
             pick_winners(s, b, claimants, m, k, cfg, speed, won)
         else:
@@ -169,7 +169,7 @@ def foundation_races(s, b, buf, cfg, speed):
                 kind[q] = WAIT
                 continue
             s.won_race[b, q] = m > k
-            while not (s.found_suit[b, f] == suit and s.found_len[b, f] == below_rank):
+            while not (s.foundation_suit[b, f] == suit and s.foundation_len[b, f] == below_rank):
                 f += 1
             pile[q] = f
             f += 1

@@ -65,8 +65,9 @@ def raw_state(s):
     """Every array of the state as a ``raw`` view (see ``raw``)."""
     return State(
         raw(s.nertz), raw(s.nertz_len), raw(s.work), raw(s.work_len), raw(s.stock), raw(s.stock_len),
-        raw(s.waste), raw(s.waste_len), raw(s.stock_known), raw(s.found), raw(s.found_len), raw(s.found_suit),
-        raw(s.n_found), raw(s.found_tops), raw(s.on_found), raw(s.called), raw(s.score), raw(s.tick),
+        raw(s.waste), raw(s.waste_len), raw(s.stock_known), raw(s.foundations), raw(s.foundation_len),
+        raw(s.foundation_suit),
+        raw(s.n_foundations), raw(s.foundation_tops), raw(s.on_foundations), raw(s.called), raw(s.score), raw(s.tick),
         raw(s.since_progress), raw(s.rotations), raw(s.ended), raw(s.rng), raw(s.collision), raw(s.won_race),
         raw(s.illegal),
         raw(s.air),  # option move_ticks

@@ -42,12 +42,12 @@ class State(NamedTuple):
     waste: np.ndarray  # int8 [B, P, 52], top at waste_len - 1
     waste_len: np.ndarray  # int16 [B, P]
     stock_known: np.ndarray  # bool [B, P]: the owner has turned through the whole stock (R9)
-    found: np.ndarray  # int16 [B, F, 13] global card ids, F = 4 * P
-    found_len: np.ndarray  # int8 [B, F]
-    found_suit: np.ndarray  # int8 [B, F]
-    n_found: np.ndarray  # int16 [B]
-    found_tops: np.ndarray  # int8 [B, 4, 14]: piles of suit s whose top rank is r
-    on_found: np.ndarray  # int16 [B, P]: cards of each player on foundations (R7)
+    foundations: np.ndarray  # int16 [B, F, 13] global card ids, F = 4 * P
+    foundation_len: np.ndarray  # int8 [B, F]
+    foundation_suit: np.ndarray  # int8 [B, F]
+    n_foundations: np.ndarray  # int16 [B]
+    foundation_tops: np.ndarray  # int8 [B, 4, 14]: piles of suit s whose top rank is r
+    on_foundations: np.ndarray  # int16 [B, P]: cards of each player on foundations (R7)
     called: np.ndarray  # bool [B, P]
     score: np.ndarray  # int32 [B, P]: running R7 score
     tick: np.ndarray  # int32 [B]
@@ -85,12 +85,12 @@ def new_state(batch: int, num_players: int, work_piles: int) -> State:
         waste=np.zeros((b, p, 52), np.int8),
         waste_len=np.zeros((b, p), np.int16),
         stock_known=np.zeros((b, p), np.bool_),
-        found=np.zeros((b, 4 * p, 13), np.int16),
-        found_len=np.zeros((b, 4 * p), np.int8),
-        found_suit=np.zeros((b, 4 * p), np.int8),
-        n_found=np.zeros(b, np.int16),
-        found_tops=np.zeros((b, 4, 14), np.int8),
-        on_found=np.zeros((b, p), np.int16),
+        foundations=np.zeros((b, 4 * p, 13), np.int16),
+        foundation_len=np.zeros((b, 4 * p), np.int8),
+        foundation_suit=np.zeros((b, 4 * p), np.int8),
+        n_foundations=np.zeros(b, np.int16),
+        foundation_tops=np.zeros((b, 4, 14), np.int8),
+        on_foundations=np.zeros((b, p), np.int16),
         called=np.zeros((b, p), np.bool_),
         score=np.zeros((b, p), np.int32),
         tick=np.zeros(b, np.int32),

@@ -127,7 +127,7 @@ def _apply_moves(s, b, buf, cfg) -> bool:
     ``moves``) and its own foundation pile or Nertz pile (R4.2, R4.8). Returns whether any was
     progress (R5): a card leaving a Nertz pile or the waste, or a card to a foundation."""
     kind, src, dst, cnt, pile, owner = buf[KIND], buf[SOURCE], buf[DEST], buf[COUNT], buf[PILE], buf[OWNER]
-    n_found = s.n_found[b]
+    n_found = s.n_foundations[b]
     progress = False
     for p in range(cfg[C_PLAYERS]):
         kp = kind[p]
@@ -145,12 +145,12 @@ def _apply_moves(s, b, buf, cfg) -> bool:
                 if f < 0:  # R4.2: an ace starts a new pile
                     f = n_found
                     n_found += 1
-                    s.found_suit[b, f] = card // 13
-                h = s.found_len[b, f]
-                s.found[b, f, h] = owner[p] * 52 + card  # R1: the card's owner, scored by R7
-                s.found_len[b, f] = h + 1
-                lay_on_foundation_tops(s.found_tops[b], card)
-                s.on_found[b, owner[p]] += 1
+                    s.foundation_suit[b, f] = card // 13
+                h = s.foundation_len[b, f]
+                s.foundations[b, f, h] = owner[p] * 52 + card  # R1: the card's owner, scored by R7
+                s.foundation_len[b, f] = h + 1
+                lay_on_foundation_tops(s.foundation_tops[b], card)
+                s.on_foundations[b, owner[p]] += 1
             elif kp == TO_NERTZ:  # R4.8: onto seat pile[p]'s Nertz pile (its owner is already there)
                 t = pile[p]
                 s.nertz[b, t, s.nertz_len[b, t]] = card
@@ -158,7 +158,7 @@ def _apply_moves(s, b, buf, cfg) -> bool:
             # R5: a block between work piles is no progress; every other card move is (a build
             # onto a Nertz pile included, like a card leaving a Nertz pile or the waste)
             progress = progress or not (kp == TO_WORK and src[p] >= WORK_SOURCE)
-    s.n_found[b] = n_found
+    s.n_foundations[b] = n_found
     return progress
 
 
@@ -185,7 +185,9 @@ def _score(s, b, cfg) -> bool:
         if cfg[C_AUTO_CALL] != 0 and s.nertz_len[b, p] == 0:  # R4.6 auto_call
             s.called[b, p] = True
         any_call = any_call or s.called[b, p]
-        s.score[b, p] = r7_score(s.on_found[b, p], s.nertz_len[b, p], s.called[b, p], cfg[C_PENALTY], cfg[C_BONUS])
+        s.score[b, p] = r7_score(
+            s.on_foundations[b, p], s.nertz_len[b, p], s.called[b, p], cfg[C_PENALTY], cfg[C_BONUS]
+        )
     return any_call
 
 
