@@ -21,13 +21,15 @@ ObservationDtype = Literal["int8", "float32"] | type[np.int8] | type[np.float32]
 class RuleOptions(TypedDict, total=False):
     """The rule options of ``nertz_env.NertzConfig`` (see its docstring and RULES.md)."""
 
-    preset: Literal["standard", "snerts", "nerds", "pounce", "racing_demon", "family"]
+    preset: Literal["standard", "snerts", "nerds", "nerts", "pounce", "racing_demon", "family"]
     num_players: int
     nertz_pile_size: int
     work_piles: int
     stock_draw: Literal[1, 3]
     nertz_to_work: bool
-    fill_empty_from: Literal["any", "nertz"]
+    block_moves: Literal["any", "whole", "none"]
+    aces_to_work: bool
+    fill_empty_from: Literal["any", "nertz", "nertz_or_waste"]
     slide_under: bool
     auto_call: bool
     collision: Literal["random", "seat"]
@@ -46,6 +48,7 @@ class RuleOptions(TypedDict, total=False):
     target_score: int
     hands: int | None
     max_hands: int
+    match_end: Literal["highest", "caller", "spread", "exceed"]
 
 
 def observation_dtype(value: object) -> type[np.int8] | type[np.float32]:

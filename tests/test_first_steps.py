@@ -30,7 +30,8 @@ def test_the_ten_lines_print_the_same_hand_every_run():
             exec(compile(code, "README.md", "exec"), {})
         outputs.append(out.getvalue())
     assert outputs[0] == outputs[1]
-    assert re.search(r"\{'player_0': -?\d+, 'player_1': -?\d+, 'player_2': -?\d+, 'player_3': -?\d+\} \w+", outputs[0])
+    final = r"'final_scores': \{'player_0': -?\d+, 'player_1': -?\d+, 'player_2': -?\d+, 'player_3': -?\d+\}"
+    assert re.search(r"'end_reason': '(call|stall|max_cycles)'", outputs[0]) and re.search(final, outputs[0])
 
 
 def test_reset_seed_seeds_the_action_spaces_per_agent():

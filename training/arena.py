@@ -114,17 +114,7 @@ class Arena:
         results: list[HandResult] = []
 
         def start(b: int, hand: Hand) -> None:
-            if len(hand.seats) != p or np.shape(hand.decks) != (p, 52):
-                raise ValueError(f"hand {hand.key} does not fit a table of {p} players")
-            state.rng[b] = engine.seed_streams(hand.seed, 1)[0]  # as Game.reset(seed=hand.seed)
-            engine.start_match(state, b, self._cfg)
-            if hand.match is not None:  # R8: what the observation's match section shows
-                state.match_seats[b, engine.MS_TOTAL] = hand.match.totals
-                state.match_info[b, engine.MI_HANDS] = hand.match.hands_played
-                state.match_seats[b, engine.MS_CONTENDER] = hand.match.contenders
-                state.match_info[b, engine.MI_STATE] = hand.match.state
-            decks = np.ascontiguousarray(hand.decks, dtype=np.int8)
-            engine.deal_game(state, b, decks, self._cfg, self._table, self._plan, obs[b], masks[b])
+            self._deal(state, b, hand, obs, masks)
             won[b], lost[b], illegal[b] = 0, 0, 0
             seat_agent[b] = hand.seats
             hand_seed[b] = hand.seed % 2**64
@@ -175,6 +165,21 @@ class Arena:
                     on_result(result)
                 refill(int(b), result)
         return results
+
+    def _deal(self, state: engine.State, b: int, hand: Hand, obs: np.ndarray, masks: np.ndarray) -> None:
+        """Table ``b`` starts ``hand``: its stream, the match so far (R8) and its R10 decks."""
+        p = self.config.num_players
+        if len(hand.seats) != p or np.shape(hand.decks) != (p, 52):
+            raise ValueError(f"hand {hand.key} does not fit a table of {p} players")
+        state.rng[b] = engine.seed_streams(hand.seed, 1)[0]  # as Game.reset(seed=hand.seed)
+        engine.start_match(state, b, self._cfg)
+        if hand.match is not None:  # R8: what the observation's match section shows
+            state.match_seats[b, engine.MS_TOTAL] = hand.match.totals
+            state.match_info[b, engine.MI_HANDS] = hand.match.hands_played
+            state.match_seats[b, engine.MS_CONTENDER] = hand.match.contenders
+            state.match_info[b, engine.MI_STATE] = hand.match.state
+        decks = np.ascontiguousarray(hand.decks, dtype=np.int8)
+        engine.deal_game(state, b, decks, self._cfg, self._table, self._plan, obs[b], masks[b])
 
     def _act(self, seat_agents: np.ndarray, obs_rows: np.ndarray, mask_rows: np.ndarray, act_rows: np.ndarray,
              keys: np.ndarray) -> None:
