@@ -57,6 +57,7 @@ from nertz_env.engine import (
     play_own_move,
     r7_score,
     rank,
+    raw,
     stamp_compiled,
 )
 from nertz_env.engine.constants import T_COUNT, T_DEST, T_KIND, T_SOURCE
@@ -104,14 +105,15 @@ def _top(pile, height) -> int:
 def _is_legal(a, table, d, pos, cfg) -> bool:
     """The engine's R4 check of row ``a`` on the position at depth ``d`` (an unknown Nertz top
     cannot move)."""
+    work_len = raw(pos.work_len)  # views without reference counts: the caller keeps ``pos`` alive
     any_empty = False
-    for j in range(pos.work_len.shape[1]):
-        if pos.work_len[d, j] == 0:
+    for j in range(work_len.shape[1]):
+        if work_len[d, j] == 0:
             any_empty = True
     return legal_row(
         table[a, T_KIND], table[a, T_SOURCE], table[a, T_DEST], table[a, T_COUNT],
-        max(_top(pos.nertz, pos.nertz_len[d]), -1), _top(pos.waste, pos.waste_len[d]), pos.work[d], pos.work_len[d],
-        pos.tops[d], True, any_empty, cfg, 0, 0, NO_NERTZ, NO_NERTZ_LEN,
+        max(_top(pos.nertz, pos.nertz_len[d]), -1), _top(pos.waste, pos.waste_len[d]), raw(pos.work)[d],
+        work_len[d], raw(pos.tops)[d], True, any_empty, cfg, 0, 0, NO_NERTZ, NO_NERTZ_LEN,
     )  # fmt: skip
 
 
@@ -120,18 +122,20 @@ def _apply(a, table, d, pos) -> int:
     """Position ``d + 1`` = position ``d`` after the legal move ``a``, by the engine's effects of
     the move (R4); returns the card it moves."""
     e = d + 1
+    # Views without reference counts (``engine.raw``): the caller keeps ``pos`` alive.
+    work, work_len, tops = raw(pos.work), raw(pos.work_len), raw(pos.tops)
     pos.nertz_len[e], pos.waste_len[e] = pos.nertz_len[d], pos.waste_len[d]
     pos.on_foundations[e] = pos.on_foundations[d]
-    pos.work[e, :, :] = pos.work[d, :, :]
-    pos.work_len[e, :] = pos.work_len[d, :]
-    pos.tops[e, :, :] = pos.tops[d, :, :]
+    work[e, :, :] = work[d, :, :]
+    work_len[e, :] = work_len[d, :]
+    tops[e, :, :] = tops[d, :, :]
     kind = table[a, T_KIND]
     card = play_own_move(
-        kind, table[a, T_SOURCE], table[a, T_DEST], table[a, T_COUNT], pos.nertz, pos.nertz_len, pos.waste,
-        pos.waste_len, e, pos.work[e], pos.work_len[e],
+        kind, table[a, T_SOURCE], table[a, T_DEST], table[a, T_COUNT], raw(pos.nertz), raw(pos.nertz_len),
+        raw(pos.waste), raw(pos.waste_len), e, work[e], work_len[e],
     )  # fmt: skip
     if kind == TO_FOUNDATION:
-        lay_on_foundation_tops(pos.tops[e], card)
+        lay_on_foundation_tops(tops[e], card)
         pos.on_foundations[e] += 1
     return card
 

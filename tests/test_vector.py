@@ -14,7 +14,7 @@ from nertz_env import engine
 from nertz_env.config import NertzConfig
 from nertz_env.engine import AIR_CARD, AIR_KIND, AIR_TICKS, legal_mask, mask_plan
 from nertz_env.engine.masks import legal_masks
-from nertz_env.engine.raw import raw, raw_state
+from nertz_env.engine.views import raw, raw_state
 from nertz_env.game import Game
 from nertz_env.vector import NertzVectorEnv, sample_legal
 
@@ -284,7 +284,7 @@ def test_env_sampler_is_seeded_by_reset():
 
 
 def test_raw_views_keep_their_writes():
-    """Numba's dead-code pass must not drop writes through ``raw`` views (engine/raw.py)."""
+    """Numba's dead-code pass must not drop writes through ``raw`` views (engine/views.py)."""
 
     @numba.njit
     def write(a, s, b):

@@ -14,14 +14,14 @@ agents and trainers use only the names below (and the named numbers of ``engine.
                    observe_and_mask,
                    step_batch / deal_batch (whole batches, with *_threaded twins), step_rules_batch
                    (the rules alone), step_games (some games of a batch), Buffers, new_buffers, mask_plan, state_vector,
-                   sample_legal_rows
+                   sample_legal_rows; raw (a view of an array argument without reference counts)
 """
 
 from nertz_env.engine.cache import ensure_cache_dir, stamp_compiled
 
 ensure_cache_dir()  # before any kernel below is decorated: a read-only install still caches
 
-from nertz_env.engine import batch, compose, core, masks, match, moves, notice, observe, raw, rng, tick  # noqa: E402
+from nertz_env.engine import batch, compose, core, masks, match, moves, notice, observe, rng, tick, views  # noqa: E402
 from nertz_env.engine.batch import (  # noqa: E402
     Buffers,
     deal_batch,
@@ -80,9 +80,10 @@ from nertz_env.engine.state import (  # noqa: E402
     new_state,
 )
 from nertz_env.engine.tick import step  # noqa: E402
+from nertz_env.engine.views import raw  # noqa: E402
 
 # An edit to any engine source recompiles every engine kernel (each may inline any other file).
-for _module in (batch, compose, core, masks, match, moves, observe, raw, rng, tick):
+for _module in (batch, compose, core, masks, match, moves, observe, rng, tick, views):
     stamp_compiled(vars(_module))
 
 notice.install()  # a first run compiles the engine (and the agents' kernels): say so on stderr
@@ -94,7 +95,8 @@ __all__ = [
     "State", "builds_on", "builds_on_nertz", "copy_state", "deal", "deal_batch", "deal_batch_threaded", "deal_game",
     "dealt_decks", "fits_foundation", "lay_on_foundation_tops", "legal_mask", "legal_row", "mask_plan",
     "match_decision", "match_winner", "new_buffers", "new_state", "observe_and_mask", "partner_of",
-    "play_game_tick", "play_own_move", "r7_score", "rank", "red", "sample_legal_rows", "sample_legal_rows_threaded",
+    "play_game_tick", "play_own_move", "r7_score", "rank", "raw", "red", "sample_legal_rows",
+    "sample_legal_rows_threaded",
     "seed_streams", "shuffle_deal", "stamp_compiled", "start_match", "state_vector", "step", "step_batch",
     "step_batch_threaded", "step_games", "step_rules_batch",
 ]

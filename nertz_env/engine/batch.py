@@ -21,7 +21,6 @@ from nertz_env.engine.compose import PLAY_MATCH, PLAY_OBSERVE, deal_game, observ
 from nertz_env.engine.constants import C_EPISODE, C_PLAYERS
 from nertz_env.engine.core import shuffle_deal
 from nertz_env.engine.match import episode_over, n_teams, start_match, team_sum
-from nertz_env.engine.raw import raw, raw_state
 from nertz_env.engine.rng import below
 from nertz_env.engine.state import (
     END_MAX_CYCLES,
@@ -39,6 +38,7 @@ from nertz_env.engine.state import (
     MS_TOTAL,
     RUNNING,
 )
+from nertz_env.engine.views import raw, raw_state
 
 
 class Buffers(NamedTuple):

@@ -25,8 +25,8 @@ from nertz_env.engine.constants import (
     WORK_SOURCE,
 )
 from nertz_env.engine.core import legal_row, waits_only
-from nertz_env.engine.raw import raw, raw_state
 from nertz_env.engine.state import RUNNING
+from nertz_env.engine.views import raw, raw_state
 
 
 @njit(cache=True)

@@ -39,8 +39,8 @@ from nertz_env.engine.constants import (
 )
 from nertz_env.engine.core import moves_take_time
 from nertz_env.engine.match import tails_size, write_tails
-from nertz_env.engine.raw import raw, raw_state
 from nertz_env.engine.state import AIR_CARD, AIR_KIND, AIR_TICKS
+from nertz_env.engine.views import raw, raw_state
 
 # ---------------------------------------------------------------------------------------------
 # Offsets
