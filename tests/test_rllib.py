@@ -57,11 +57,11 @@ def test_adapter_follows_rllib_multi_agent_conventions():
     assert space["action_mask"].shape == (len(env.par_env.action_names),)
     assert space["observations"].shape == (env.par_env.observation_layout.size,)
     ticks, infos = play_adapter(env, seed=4)
-    assert infos["player_0"]["end_reason"] in ("call", "stall", "max_cycles")
+    assert nertz_v0.END_REASONS[infos["player_0"]["end_reason"]] in ("call", "stall", "max_cycles")
 
     short = nertz_rllib.make_env({"num_players": 2, "max_cycles": 5})  # R5: truncation at max_cycles
     ticks, infos = play_adapter(short, seed=0)
-    assert ticks == 5 and infos["player_1"]["end_reason"] == "max_cycles"
+    assert ticks == 5 and nertz_v0.END_REASONS[infos["player_1"]["end_reason"]] == "max_cycles"
 
 
 def test_config_options_reach_the_env():
@@ -103,7 +103,7 @@ def test_train_checkpoint_and_play_as_agent(tmp_path, capsys):
             for a, act in actions.items():
                 assert obs[a]["action_mask"][act] == 1
             obs, _, _, _, infos = env.step(actions)
-        assert infos["player_0"]["end_reason"] in ("call", "stall", "max_cycles")
+        assert nertz_v0.END_REASONS[infos["player_0"]["end_reason"]] in ("call", "stall", "max_cycles")
 
     rows = np.stack([obs["player_0"]["observation"], obs["player_1"]["observation"]])
     masks = np.zeros((2, len(env.action_names)), np.int8)
