@@ -80,7 +80,6 @@ from nertz_env.options import RuleOptions
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-_state_vector = engine.state_vector  # compiled: called from _state_vectors
 _SAMPLER = 0x5A3  # mixed into the seed of the sampler's streams, apart from the games' own
 
 
@@ -145,12 +144,6 @@ def sample_legal(
         _run(engine.sample_legal_rows, engine.sample_legal_rows_threaded, _check_threads(num_threads),
              rows, streams, result.reshape(-1))  # fmt: skip
     return result
-
-
-@numba.njit(cache=True)
-def _state_vectors(state, cfg, out):
-    for b in range(out.shape[0]):
-        _state_vector(state, b, cfg, out[b])
 
 
 class NertzVectorEnv:
@@ -298,7 +291,7 @@ class NertzVectorEnv:
         result = np.empty(shape, np.int8) if out is None else out
         if result.shape != shape or result.dtype != np.int8 or not result.flags.c_contiguous:
             raise ValueError(f"out must be a contiguous int8 array shaped {shape}")
-        _state_vectors(self.state, self._cfg, result)
+        engine.state_vectors(self.state, self._cfg, result)
         return result
 
     @property

@@ -119,3 +119,14 @@ def test_no_function_is_over_the_limit():
                 if n > FUNCTION_LIMIT and key not in EXCEPTED_FUNCTIONS:
                     over.append(f"{key}: {n} lines")
     assert not over, over
+
+
+def test_compiled_code_outside_the_engine_is_stamped_with_the_engine():
+    """A kernel outside the engine may inline engine code: its module stamps its cache with the
+    engine's fingerprint (``engine.stamp_compiled``), or an engine edit would leave it stale."""
+    for folder in FOLDERS.values():
+        for path in sorted(folder.rglob("*.py")):
+            text = path.read_text()
+            if ENGINE in path.parents or "njit" not in text:
+                continue
+            assert "stamp_compiled(globals()" in text, f"{path.relative_to(ROOT)} compiles kernels without the stamp"

@@ -10,11 +10,11 @@ agents and trainers use only the names below (and the named numbers of ``engine.
     Effects (R4)   play_own_move (one player's layout), lay_on_foundation_tops
     Tick (R3-R7)   step; r7_score (R7)
     Match (R8)     start_match, match_decision, match_winner, partner_of
-    Composed       play_game_tick (a tick with rewards, ends, observations and masks), deal_game,
-                   observe_and_mask,
-                   step_batch / deal_batch (whole batches, with *_threaded twins), step_rules_batch
-                   (the rules alone), step_games (some games of a batch), Buffers, new_buffers, mask_plan, state_vector,
-                   sample_legal_rows; raw (a view of an array argument without reference counts)
+    Composed       play_game_tick (a tick with rewards, ends, observations and masks),
+                   deal_game, observe_and_mask; whole batches: step_batch and deal_batch (with
+                   *_threaded twins), step_rules_batch (the rules alone), step_games (some games),
+                   Buffers, new_buffers; mask_plan, state_vector, state_vectors, sample_legal_rows
+    Utilities      raw (an array argument viewed without reference counts), stamp_compiled
 """
 
 from nertz_env.engine.cache import ensure_cache_dir, stamp_compiled
@@ -30,6 +30,7 @@ from nertz_env.engine.batch import (  # noqa: E402
     play_game_tick,
     sample_legal_rows,
     sample_legal_rows_threaded,
+    state_vectors,
     step_batch,
     step_batch_threaded,
     step_games,
@@ -96,7 +97,6 @@ __all__ = [
     "dealt_decks", "fits_foundation", "lay_on_foundation_tops", "legal_mask", "legal_row", "mask_plan",
     "match_decision", "match_winner", "new_buffers", "new_state", "observe_and_mask", "partner_of",
     "play_game_tick", "play_own_move", "r7_score", "rank", "raw", "red", "sample_legal_rows",
-    "sample_legal_rows_threaded",
-    "seed_streams", "shuffle_deal", "stamp_compiled", "start_match", "state_vector", "step", "step_batch",
-    "step_batch_threaded", "step_games", "step_rules_batch",
+    "sample_legal_rows_threaded", "seed_streams", "shuffle_deal", "stamp_compiled", "start_match", "state_vector",
+    "state_vectors", "step", "step_batch", "step_batch_threaded", "step_games", "step_rules_batch",
 ]

@@ -21,6 +21,7 @@ from nertz_env.engine.compose import PLAY_MATCH, PLAY_OBSERVE, deal_game, observ
 from nertz_env.engine.constants import C_EPISODE, C_PLAYERS
 from nertz_env.engine.core import shuffle_deal
 from nertz_env.engine.match import episode_over, n_teams, start_match, team_sum
+from nertz_env.engine.observe import state_vector
 from nertz_env.engine.rng import below
 from nertz_env.engine.state import (
     END_MAX_CYCLES,
@@ -246,6 +247,14 @@ def _play_game_tick(s, b, actions, cfg, table, speed, plan, penalty, flags, obs,
     """``compose.play_tick`` of game ``b``, callable from Python (``nertz_env.game.Game``)."""
     play_tick(raw_state(s), b, actions, cfg, table, speed, plan, penalty, flags, raw(obs), raw(masks),
               raw(reward_out), raw(prev_score))  # fmt: skip
+
+
+@njit(cache=True)
+def state_vectors(s, cfg, out):
+    """Every game's whole table, hidden cards included (``observe.state_vector``), into
+    ``out[B, state_size]``."""
+    for b in range(out.shape[0]):
+        state_vector(s, b, cfg, out[b])
 
 
 def _sample_legal_rows(masks, streams, out):
