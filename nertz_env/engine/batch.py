@@ -52,7 +52,6 @@ class Buffers(NamedTuple):
     truncated: np.ndarray  # bool [B, P]: the hand reached max_cycles (R5)
     illegal: np.ndarray  # bool [B, P]: the action was illegal and played as WAIT
     collision: np.ndarray  # bool [B, P]: lost a foundation race (R6)
-    won_race: np.ndarray  # bool [B, P]: won a contested race (R6)
     prev_score: np.ndarray  # int32 [B, P]: scratch, the scores before the tick
     done: np.ndarray  # bool [B]: the hand ended this tick (the final_* rows below are valid)
     final_obs: np.ndarray  # int8 [B, P, D]: the last observation of the hand that ended
@@ -72,19 +71,16 @@ class Buffers(NamedTuple):
     hand_totals: np.ndarray  # int32 [B, P]: the match totals after it
 
 
-def new_buffers(
-    batch: int, num_players: int, obs_dim: int, num_actions: int, num_teams: int = 0, reward_dtype=np.float32
-) -> Buffers:
+def new_buffers(batch: int, num_players: int, obs_dim: int, num_actions: int, num_teams: int = 0) -> Buffers:
     b, p = batch, num_players
     return Buffers(
         obs=np.zeros((b, p, obs_dim), np.int8),
         masks=np.zeros((b, p, num_actions), np.int8),
-        rewards=np.zeros((b, p), reward_dtype),
+        rewards=np.zeros((b, p), np.float32),
         terminated=np.zeros((b, p), np.bool_),
         truncated=np.zeros((b, p), np.bool_),
         illegal=np.zeros((b, p), np.bool_),
         collision=np.zeros((b, p), np.bool_),
-        won_race=np.zeros((b, p), np.bool_),
         prev_score=np.zeros((b, p), np.int32),
         done=np.zeros(b, np.bool_),
         final_obs=np.zeros((b, p, obs_dim), np.int8),
@@ -120,11 +116,10 @@ def _tick(s, b, actions, cfg, table, speed, plan, penalty, out):
     obs, masks = raw(out.obs)[b], raw(out.masks)[b]
     play_tick(s, b, actions, cfg, table, speed, plan, penalty, PLAY_MATCH | PLAY_OBSERVE, obs, masks,
               raw(out.rewards)[b], raw(out.prev_score)[b])  # fmt: skip
-    illegal, collision, won_race = raw(out.illegal)[b], raw(out.collision)[b], raw(out.won_race)[b]
+    illegal, collision = raw(out.illegal)[b], raw(out.collision)[b]
     for p in range(n_players):
         illegal[p] = s.illegal[b, p]
         collision[p] = s.collision[b, p]
-        won_race[p] = s.won_race[b, p]
     over = episode_over(s, b, cfg)
     raw(out.done)[b] = over
     _end_flags(s, b, cfg, match, out)
@@ -198,7 +193,6 @@ def _deal(s, b, cfg, table, plan, out):
         out.truncated[b, p] = False
         out.illegal[b, p] = False
         out.collision[b, p] = False
-        out.won_race[b, p] = False
     out.done[b] = False
     out.hand_done[b] = False
 
