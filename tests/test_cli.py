@@ -197,18 +197,12 @@ def test_the_python_entry_points_check_the_same_values():
         tournament(["greedy"] * 4, format="ladder", rounds=0)
 
 
-def test_match_winner_follows_r8_and_the_ranking_names_it():
-    import numpy as np
+def test_the_ranking_names_the_winners():
+    from nertz_env.training.play import ranking
 
-    from nertz_env.training.play import match_winners, ranking
-
-    assert match_winners(np.array([90, 80]), [5, 9], 100) is None  # nobody at the target yet
-    assert match_winners(np.array([101, 100]), [0, 30], 100) == [0]  # the highest total
-    assert match_winners(np.array([100, 100, 50]), [10, 12, 3], 100) == [1]  # tie: the last hand decides
-    assert match_winners(np.array([100, 100, 5]), [10, 10, 1], 100) is None  # still tied: another hand
     lines = ranking([100, 100, 50], ["you", "bot1", "bot2"], "total", winners=[1])
     assert lines == ["  1. you   total +100", "  2. bot1  total +100  winner", "  3. bot2  total +50", "winner: bot1"]
-    assert ranking([3, 7], ["a", "b"], winners=[])[-1] == "  2. a  score +3"  # a match going on: no winner
+    assert ranking([3, 7], ["a", "b"], winners=[])[-1] == "  2. a  score +3"  # a hand of a match: no winner
 
 
 def test_play_a_match_reports_the_totals_and_the_match_winner():
@@ -216,3 +210,22 @@ def test_play_a_match_reports_the_totals_and_the_match_winner():
     assert res.returncode == 0, res.stderr
     assert re.search(r"^match over after \d+ hand\(s\), to 5 \(R8\):$", res.stdout, re.M)
     assert res.stdout.rstrip().splitlines()[-1] in ("winner: bot1 (greedy)", "winner: you")
+
+
+def test_play_a_match_follows_the_rules_match_end():
+    """R8 ``match_end="exceed"``: the match ends only once a total goes above the target, and the
+    engine, not the front end, decides it (each hand is reported as it ends)."""
+    res = run(["play", "--players", "2", "--opponents", "greedy", "--match", "--target-score", "3",
+               "--rules", "match_end=exceed"], stdin="\n" * 6000)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    hands = re.findall(r"^hand (\d+) over after \d+ ticks: ", res.stdout, re.M)
+    over = re.search(r"^match over after (\d+) hand\(s\), to 3 \(R8\):$", res.stdout, re.M)
+    assert over and hands == [str(h) for h in range(1, int(over.group(1)) + 1)]
+    table = res.stdout[over.end():]
+    winner = re.search(r"^  \d\. .*total \+?(-?\d+)  winner$", table, re.M)
+    assert winner and int(winner.group(1)) > 3
+
+
+def test_target_score_without_a_match_is_an_error():
+    res = run(["play", "--players", "2", "--opponents", "greedy", "--target-score", "5"])
+    assert res.returncode == 2 and "--target-score sets the target of a match: add --match" in res.stderr

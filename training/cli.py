@@ -34,9 +34,9 @@ def _parser() -> Parser:
     p = sub.add_parser("play", help="play a hand (or a match) in the terminal against bots")
     p.add_argument("--players", type=at_least(2), default=4, help="players at the table, you included (2 to 8)")
     p.add_argument("--opponents", nargs="+", default=["heuristic"], help="one bot name for all, or one per seat")
-    p.add_argument("--seed", type=at_least(0), default=0, help="seed of the deals (hand i uses seed + i)")
+    p.add_argument("--seed", type=at_least(0), default=0, help="seed of the game (a match deals every hand from it)")
     p.add_argument("--match", action="store_true", help="play hands until someone reaches --target-score (R8)")
-    p.add_argument("--target-score", type=int, default=100, help="match target (R8)")
+    p.add_argument("--target-score", type=int, default=None, help="match target (R8; default 100)")
     p.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule options, e.g. stock_draw=1")
     w = sub.add_parser("watch", help="watch bots play a hand; optionally save it as GIF or HTML")
     w.add_argument("--agents", nargs="+", default=["heuristic", "greedy", "greedy", "greedy"], help="one per seat")
@@ -63,10 +63,13 @@ def _play_or_watch(ap: Parser, argv: list[str]) -> int:
         if len(specs) != args.players - 1:
             sub.error(f"{args.players} players need 1 or {args.players - 1} --opponents, got {len(args.opponents)}")
         config = rule_config(sub, args.rules, forbid={"num_players": "use --players"}, num_players=args.players)
-        if args.match:
+        if args.match or config.episode == "match":  # the engine plays the match (R8), ended by its match_end
             from nertz_env.training.evaluate import match_length
 
-            args.target_score = match_length(sub, config, args.target_score, None)[0]
+            target = match_length(sub, config, args.target_score, None)[0]
+            config = config if config.episode == "match" else config.replace(episode="match", target_score=target)
+        elif args.target_score is not None:
+            sub.error("--target-score sets the target of a match: add --match")
         args.opponent_specs = specs
     else:
         specs = args.agents

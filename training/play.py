@@ -82,57 +82,53 @@ def ranking(scores: Sequence[int], names: Sequence[str], what: str = "score", wi
     return lines
 
 
-def match_winners(totals: np.ndarray, last: Sequence[int], target: int) -> list[int] | None:
-    """R8: once a total reaches ``target`` the highest total wins, a tie going to the higher score
-    in the last hand; None while the match goes on (no one at the target, or still tied)."""
-    if totals.max() < target:
-        return None
-    top = np.flatnonzero(totals == totals.max())
-    top = top[np.asarray(last)[top] == np.asarray(last)[top].max()]
-    return [int(p) for p in top] if len(top) == 1 else None
-
-
 def play(args: argparse.Namespace, config: NertzConfig, opponents: list) -> int:
-    """A person (``player_0``) against ``opponents``; Ctrl-C or ``q`` leaves cleanly."""
+    """A person (``player_0``) against ``opponents``; Ctrl-C or ``q`` leaves cleanly. With
+    ``config.episode == "match"`` the episode is the whole match (R8), and the engine decides when
+    it ends and who wins it, by ``config.match_end``; each hand's result is printed as it ends."""
     env = nertz_v0.parallel_env(config=config)
     names = ["you"] + [f"bot{k} ({spec})" for k, spec in enumerate(args.opponent_specs, start=1)]
     table_names = ["you"] + [f"bot{k}" for k in range(1, config.num_players)]
     color = sys.stdout.isatty()
-    totals = np.zeros(config.num_players, int)
-    hand = 0
+    obs, _ = env.reset(seed=args.seed)
     try:
-        while True:
-            obs, _ = env.reset(seed=args.seed + hand)
-            while env.agents:
-                print("\n" + render_text(env.snapshot(), color=color, names=table_names))
-                mine = choose(env, obs["player_0"])
-                if mine is None:
-                    print("bye")
-                    return 0
-                actions = {"player_0": mine}
-                for k, bot in enumerate(opponents, start=1):
-                    actions[f"player_{k}"] = bot.act(obs[f"player_{k}"])
-                before = env.snapshot()
-                obs, _, _, _, infos = env.step(actions)
-                moved = [env.unwrapped.action_names[actions[f"player_{s}"]] for s in range(config.num_players)]
-                print(f"tick {before['tick']}:")
-                print("\n".join(tick_lines(before, moved, infos, names, range(config.num_players))))
-            result = env.unwrapped.outcome()  # the ended hand by name (nertz_env.infos.outcome)
-            scores = [result["final_scores"][a] for a in env.possible_agents]
-            totals += scores
-            hand += 1
-            print(f"\nhand over after {env.snapshot()['tick']} ticks: {_reason(result, names)}")
-            print("\n".join(ranking(scores, names)))
-            if not args.match:
+        while env.agents:
+            print("\n" + render_text(env.snapshot(), color=color, names=table_names))
+            mine = choose(env, obs["player_0"])
+            if mine is None:
+                print("bye")
                 return 0
-            won = match_winners(totals, scores, args.target_score)
-            print(f"\nmatch {'over' if won else 'so far'} after {hand} hand(s), to {args.target_score} (R8):")
-            print("\n".join(ranking([int(t) for t in totals], names, what="total", winners=won or [])))
-            if won:
-                return 0
+            actions = {"player_0": mine}
+            for k, bot in enumerate(opponents, start=1):
+                actions[f"player_{k}"] = bot.act(obs[f"player_{k}"])
+            before = env.snapshot()
+            obs, _, _, _, infos = env.step(actions)
+            moved = [env.unwrapped.action_names[actions[f"player_{s}"]] for s in range(config.num_players)]
+            print(f"tick {before['tick']}:")
+            print("\n".join(tick_lines(before, moved, infos, names, range(config.num_players))))
+            if infos["player_0"].get("hand_over") and env.agents:
+                _print_hand(env.unwrapped.last_hand(), env.possible_agents, names)
     except KeyboardInterrupt:
         print("\ninterrupted; bye")
         return 130
+    result = env.unwrapped.outcome()  # the ended episode by name (nertz_env.infos.outcome)
+    if config.episode == "match":
+        _print_hand(env.unwrapped.last_hand(), env.possible_agents, names)
+        winners = [env.possible_agents.index(a) for a in result["match_winners"]]
+        totals = [result["final_scores"][a] for a in env.possible_agents]
+        print(f"\nmatch over after {result['hands']} hand(s), to {config.target_score} (R8):")
+        print("\n".join(ranking(totals, names, what="total", winners=winners)))
+        return 0
+    print(f"\nhand over after {env.snapshot()['tick']} ticks: {_reason(result, names)}")
+    print("\n".join(ranking([result["final_scores"][a] for a in env.possible_agents], names)))
+    return 0
+
+
+def _print_hand(hand: dict, agents: Sequence[str], names: Sequence[str]) -> None:
+    """A hand of a match as it ends (``nertz_env.infos.last_hand``): why, the scores, the totals."""
+    print(f"\nhand {hand['hand']} over after {hand['ticks']} ticks: {_reason(hand, names)}")
+    print("\n".join(ranking([hand["hand_scores"][a] for a in agents], names, winners=[])))
+    print("  totals: " + ", ".join(f"{names[p]} {hand['totals'][a]:+d}" for p, a in enumerate(agents)))
 
 
 def _reason(result: dict, names: Sequence[str]) -> str:
