@@ -31,7 +31,8 @@ from typing import Any
 from nertz_env.agents.base import Agent
 from nertz_env.agents.heuristic import HeuristicAgent
 from nertz_env.agents.scripted import GreedyAgent, PassiveAgent, RandomAgent
-from nertz_env.config import NertzConfig, parse_value
+from nertz_env.config import NertzConfig
+from nertz_env.options import parse_value
 
 Factory = Callable[..., Agent]
 

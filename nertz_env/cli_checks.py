@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from nertz_env.config import NertzConfig, parse_rule_options
+from nertz_env.config import NertzConfig
+from nertz_env.options import parse_rule_options
 
 # What a plain ``pip install nertz-env`` lacks, by import name: the extra that brings it.
 EXTRAS = {"torch": "training", "stable_baselines3": "training", "sb3_contrib": "training", "PIL": "render"}

@@ -100,33 +100,6 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
-def parse_value(text: str) -> Any:
-    """A command-line value: int, float, true/false, none, else the string itself."""
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if low == "none":
-        return None
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
-
-
-def parse_rule_options(items: Any) -> dict[str, Any]:
-    """``["stock_draw=1", "speed=1,2"]`` -> NertzConfig options (comma lists become tuples)."""
-    out: dict[str, Any] = {}
-    for item in items:
-        key, eq, value = item.partition("=")
-        if not eq:
-            raise ValueError(f"rule options are key=value, got {item!r}")
-        value = value.strip()
-        out[key.strip()] = tuple(parse_value(v) for v in value.split(",")) if "," in value else parse_value(value)
-    return out
-
-
 def _fail(option: str, value: Any, accepted: str) -> None:
     raise ValueError(f"invalid {option}={value!r}: accepted {accepted}")
 
@@ -221,6 +194,13 @@ class NertzConfig:
     _packed: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        self._check_table()
+        self._check_play()
+        self._check_match()
+        object.__setattr__(self, "_packed", _pack(self))
+
+    def _check_table(self) -> None:
+        """The table and the moves' options (R1, R2, R4)."""
         if not _is_int(self.num_players) or not 2 <= self.num_players <= 8:
             _fail("num_players", self.num_players, "an integer from 2 to 8")
         if not _is_int(self.work_piles) or not 4 <= self.work_piles <= 6:
@@ -240,6 +220,8 @@ class NertzConfig:
             _fail("block_moves", self.block_moves, "'any', 'whole' or 'none'")
         if self.collision not in ("random", "seat"):
             _fail("collision", self.collision, "'random' or 'seat'")
+    def _check_play(self) -> None:
+        """Races, scoring, the stall rule, the tick limit, rewards and partners (R3, R5-R8)."""
         if self.speed is not None:
             try:
                 speed = tuple(float(s) for s in self.speed)
@@ -268,6 +250,8 @@ class NertzConfig:
         if self.partners and self.num_players not in (4, 6, 8):
             _fail("partners", self.partners, "False, or True with 4, 6 or 8 players (teams of two seated opposite)")
         object.__setattr__(self, "move_ticks", _normalise_move_ticks(self.move_ticks))
+    def _check_match(self) -> None:
+        """Whole matches (R8)."""
         if self.episode not in EPISODES:
             _fail("episode", self.episode, "'hand' or 'match'")
         if not _is_int(self.target_score) or not 1 <= self.target_score <= MAX_TICKS:
@@ -288,38 +272,6 @@ class NertzConfig:
             if worst > MAX_OBSERVED_TOTAL:
                 _fail("max_hands", self.max_hands, f"a cap with max_hands x (largest hand score) <= "
                       f"{MAX_OBSERVED_TOTAL}, the largest match total the observation holds exactly (R8)")
-        packed = np.zeros(C_SIZE, dtype=np.int64)
-        packed[C_PLAYERS] = self.num_players
-        packed[C_NERTZ] = self.nertz_pile_size
-        packed[C_WORK] = self.work_piles
-        packed[C_DRAW] = self.stock_draw
-        packed[C_NERTZ_TO_WORK] = self.nertz_to_work
-        packed[C_FILL_ANY] = self.fill_empty_from == "any"
-        packed[C_SLIDE] = self.slide_under
-        packed[C_AUTO_CALL] = self.auto_call
-        packed[C_COLLISION_SEAT] = self.collision == "seat"
-        packed[C_PENALTY] = self.nertz_penalty
-        packed[C_BONUS] = self.call_bonus
-        packed[C_STALL_TICKS] = 0 if self.stall_ticks == "auto" else self.stall_ticks
-        packed[C_MAX_ROT] = self.stall_rotations
-        packed[C_MAX_CYCLES] = self.max_cycles
-        packed[C_REWARD] = REWARD_MODES.index(self.reward)
-        packed[C_TURN_BASED] = self.turn_based
-        packed[C_BUILDS] = self.nertz_builds
-        packed[C_PARTNERS] = self.partners
-        packed[C_TICKS] = 1
-        for kind, ticks in self.move_ticks:
-            packed[C_TICKS + 1 + MOVE_KINDS.index(kind)] = ticks
-        packed[C_EPISODE] = self.episode == "match"
-        packed[C_TARGET] = self.target_score
-        packed[C_HANDS] = 0 if self.hands is None else self.hands
-        packed[C_MAX_HANDS] = self.max_hands
-        packed[C_BLOCKS] = BLOCK_MOVES.index(self.block_moves)
-        packed[C_ACES_TO_WORK] = self.aces_to_work
-        packed[C_FILL_WASTE] = self.fill_empty_from != "nertz"
-        packed[C_MATCH_END] = MATCH_ENDS.index(self.match_end)
-        packed.setflags(write=False)
-        object.__setattr__(self, "_packed", packed)
 
     @classmethod
     def from_kwargs(cls, preset: str | None = None, **options: Any) -> NertzConfig:
@@ -412,3 +364,39 @@ def _normalise_move_ticks(value: Any) -> tuple[tuple[str, int], ...]:
     if not all(_is_int(t) and 1 <= t <= 64 for t in ticks.values()):
         _fail("move_ticks", value, accepted)
     return tuple((k, int(ticks[k])) for k in MOVE_KINDS)
+
+
+def _pack(config: NertzConfig) -> np.ndarray:
+    """The options as the engine reads them: one read-only int64 row indexed by the ``C_*`` constants."""
+    packed = np.zeros(C_SIZE, dtype=np.int64)
+    packed[C_PLAYERS] = config.num_players
+    packed[C_NERTZ] = config.nertz_pile_size
+    packed[C_WORK] = config.work_piles
+    packed[C_DRAW] = config.stock_draw
+    packed[C_NERTZ_TO_WORK] = config.nertz_to_work
+    packed[C_FILL_ANY] = config.fill_empty_from == "any"
+    packed[C_SLIDE] = config.slide_under
+    packed[C_AUTO_CALL] = config.auto_call
+    packed[C_COLLISION_SEAT] = config.collision == "seat"
+    packed[C_PENALTY] = config.nertz_penalty
+    packed[C_BONUS] = config.call_bonus
+    packed[C_STALL_TICKS] = 0 if config.stall_ticks == "auto" else config.stall_ticks
+    packed[C_MAX_ROT] = config.stall_rotations
+    packed[C_MAX_CYCLES] = config.max_cycles
+    packed[C_REWARD] = REWARD_MODES.index(config.reward)
+    packed[C_TURN_BASED] = config.turn_based
+    packed[C_BUILDS] = config.nertz_builds
+    packed[C_PARTNERS] = config.partners
+    packed[C_TICKS] = 1
+    for kind, ticks in config.move_ticks:
+        packed[C_TICKS + 1 + MOVE_KINDS.index(kind)] = ticks
+    packed[C_EPISODE] = config.episode == "match"
+    packed[C_TARGET] = config.target_score
+    packed[C_HANDS] = 0 if config.hands is None else config.hands
+    packed[C_MAX_HANDS] = config.max_hands
+    packed[C_BLOCKS] = BLOCK_MOVES.index(config.block_moves)
+    packed[C_ACES_TO_WORK] = config.aces_to_work
+    packed[C_FILL_WASTE] = config.fill_empty_from != "nertz"
+    packed[C_MATCH_END] = MATCH_ENDS.index(config.match_end)
+    packed.setflags(write=False)
+    return packed

@@ -9,11 +9,11 @@ each one. ``NertzConfig.from_kwargs`` validates them at run time (a bad value ra
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 
-__all__ = ["ObservationDtype", "RuleOptions", "observation_dtype"]
+__all__ = ["ObservationDtype", "RuleOptions", "observation_dtype", "parse_rule_options", "parse_value"]
 
 ObservationDtype = Literal["int8", "float32"] | type[np.int8] | type[np.float32]
 
@@ -58,3 +58,30 @@ def observation_dtype(value: object) -> type[np.int8] | type[np.float32]:
         if value is dtype or value == np.dtype(dtype).name or (isinstance(value, np.dtype) and value == dtype):
             return dtype
     raise ValueError(f"invalid observation_dtype={value!r}: accepted 'int8' (default) or 'float32'")
+
+
+def parse_value(text: str) -> Any:
+    """A command-line value: int, float, true/false, none, else the string itself."""
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low == "none":
+        return None
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_rule_options(items: Any) -> dict[str, Any]:
+    """``["stock_draw=1", "speed=1,2"]`` -> NertzConfig options (comma lists become tuples)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise ValueError(f"rule options are key=value, got {item!r}")
+        value = value.strip()
+        out[key.strip()] = tuple(parse_value(v) for v in value.split(",")) if "," in value else parse_value(value)
+    return out

@@ -147,7 +147,6 @@ def render_rgb(snapshot: dict[str, Any], events: dict[str, list[bool]] | None = 
     import numpy as np
 
     image, image_draw, image_font = _pillow()
-    big, small, glyphs = _fonts(image_font)
     players = snapshot["players"]
     n_work = len(players[0]["work"])
     row_h = _CARD_H + 34
@@ -160,81 +159,98 @@ def render_rgb(snapshot: dict[str, Any], events: dict[str, list[bool]] | None = 
     caption_h = 15 * len(caption) + 6 if caption else 0
     height = 8 + caption_h + row_h * len(players) + found_h + 8
     img = image.new("RGB", (width, height), (22, 96, 52))
-    draw = image_draw.Draw(img)
-    r8 = _r8_lines(snapshot, names)
+    painter = _Painter(image_draw.Draw(img), _fonts(image_font), snapshot, events, names)
+    for k, line in enumerate(caption):
+        painter.text((16, 6 + 15 * k), line, (255, 230, 120) if k == 0 else (255, 255, 255))
+    y = 8 + caption_h
+    for p in range(top):
+        painter.player_row(p, y)
+        y += row_h
+    painter.foundations(y, per_row)
+    y += found_h
+    for p in range(top, len(players)):
+        painter.player_row(p, y)
+        y += row_h
+    return np.asarray(img, dtype=np.uint8)
 
-    def card(x, y, name, owner=None):
-        draw.rounded_rectangle((x, y, x + _CARD_W, y + _CARD_H), 5, fill=(250, 250, 245), outline=(40, 40, 40))
-        red = name[1] in "DH"
-        colour = (200, 20, 30) if red else (15, 15, 15)
+
+class _Painter:
+    """Draws one snapshot's cards, piles and player rows on a Pillow ``ImageDraw``."""
+
+    def __init__(self, draw, fonts, snapshot: dict[str, Any], events, names):
+        self.draw, (self.big, self.small, self.glyphs) = draw, fonts
+        self.snapshot, self.events, self.names = snapshot, events, names
+
+    def text(self, xy, line: str, colour, big: bool = False) -> None:
+        self.draw.text(xy, line, fill=colour, font=self.big if big else self.small)
+
+    def card(self, x, y, name, owner=None) -> None:
+        self.draw.rounded_rectangle((x, y, x + _CARD_W, y + _CARD_H), 5, fill=(250, 250, 245), outline=(40, 40, 40))
+        colour = (200, 20, 30) if name[1] in "DH" else (15, 15, 15)
         rank = "10" if name[0] == "T" else name[0]
-        suit = _SUIT_GLYPH[name[1]] if glyphs else name[1]
-        draw.text((x + 4, y + 2), rank, fill=colour, font=big)
-        draw.text((x + 4, y + 20), suit, fill=colour, font=big)
+        suit = _SUIT_GLYPH[name[1]] if self.glyphs else name[1]
+        self.text((x + 4, y + 2), rank, colour, big=True)
+        self.text((x + 4, y + 20), suit, colour, big=True)
         if owner is not None:
-            draw.text((x + _CARD_W - 12, y + _CARD_H - 15), str(owner), fill=(90, 90, 90), font=small)
+            self.text((x + _CARD_W - 12, y + _CARD_H - 15), str(owner), (90, 90, 90))
 
-    def slot(x, y, label):
-        draw.rounded_rectangle((x, y, x + _CARD_W, y + _CARD_H), 5, outline=(160, 200, 170))
-        draw.text((x + 4, y + _CARD_H // 2 - 6), label, fill=(160, 200, 170), font=small)
+    def slot(self, x, y, label) -> None:
+        self.draw.rounded_rectangle((x, y, x + _CARD_W, y + _CARD_H), 5, outline=(160, 200, 170))
+        self.text((x + 4, y + _CARD_H // 2 - 6), label, (160, 200, 170))
 
-    def player_row(p, y):
-        pl = players[p]
-        who = names[p] if names else f"player_{p}"
+    def heading(self, p) -> str:
+        """Player ``p``'s name, score, team, match total, call and race mark (R6-R8)."""
+        snapshot, events, n = self.snapshot, self.events, len(self.snapshot["players"])
+        who = self.names[p] if self.names else f"player_{p}"
         mark = ""
-        if events is not None and events.get("won_race", [False] * len(players))[p]:
+        if events is not None and events.get("won_race", [False] * n)[p]:
             mark = "  won a race (W)"
-        if events is not None and events.get("collision", [False] * len(players))[p]:
+        if events is not None and events.get("collision", [False] * n)[p]:
             mark = "  lost a race (X)"
         called = "  NERTZ!" if p in snapshot["callers"] else ""
         if "teams" in snapshot:
             called = f"  team {_team_of(snapshot, p)}" + called
         if "match" in snapshot:
             called = f"  total {snapshot['match']['totals'][p]}" + called
-        head = f"{who}  score {snapshot['scores'][p]:+d}{called}{mark}{_timing(snapshot, p)}"
-        draw.text((16, y), head, fill=(255, 255, 255), font=small)
+        return f"{who}  score {snapshot['scores'][p]:+d}{called}{mark}{_timing(snapshot, p)}"
+
+    def player_row(self, p, y) -> None:
+        pl = self.snapshot["players"][p]
+        self.text((16, y), self.heading(p), (255, 255, 255))
         y += 16
         x = 16
         nertz_owner, work_owner = _foreign(pl, p)  # R4.8: foreign cards show their owner
-        (card(x, y, pl["nertz"][-1], nertz_owner[-1]) if pl["nertz"] else slot(x, y, ""))
-        draw.text((x, y + _CARD_H + 1), f"nertz {len(pl['nertz'])}", fill=(255, 230, 120), font=small)
+        (self.card(x, y, pl["nertz"][-1], nertz_owner[-1]) if pl["nertz"] else self.slot(x, y, ""))
+        self.text((x, y + _CARD_H + 1), f"nertz {len(pl['nertz'])}", (255, 230, 120))
         x += _CARD_W + 26
-        (card(x, y, pl["waste"][-1]) if pl["waste"] else slot(x, y, ""))
-        draw.text((x, y + _CARD_H + 1), f"waste {len(pl['waste'])}", fill=(255, 255, 255), font=small)
+        (self.card(x, y, pl["waste"][-1]) if pl["waste"] else self.slot(x, y, ""))
+        self.text((x, y + _CARD_H + 1), f"waste {len(pl['waste'])}", (255, 255, 255))
         x += _CARD_W + 26
         if pl["stock"]:
-            draw.rounded_rectangle((x, y, x + _CARD_W, y + _CARD_H), 5, fill=(40, 60, 150), outline=(230, 230, 230))
+            back = (x, y, x + _CARD_W, y + _CARD_H)
+            self.draw.rounded_rectangle(back, 5, fill=(40, 60, 150), outline=(230, 230, 230))
         else:
-            slot(x, y, "")
-        draw.text((x, y + _CARD_H + 1), f"stock {len(pl['stock'])}", fill=(255, 255, 255), font=small)
+            self.slot(x, y, "")
+        self.text((x, y + _CARD_H + 1), f"stock {len(pl['stock'])}", (255, 255, 255))
         x += _CARD_W + 26
         for j, pile in enumerate(pl["work"]):
             if not pile:
-                slot(x, y, "")
+                self.slot(x, y, "")
             fan = _FAN if len(pile) <= 7 else (_PILE_W - _CARD_W) / (len(pile) - 1)
             for k, c in enumerate(pile):
-                card(int(x + k * fan), y, c, work_owner[j][k])
-            draw.text((x, y + _CARD_H + 1), f"work{j}", fill=(200, 230, 210), font=small)
+                self.card(int(x + k * fan), y, c, work_owner[j][k])
+            self.text((x, y + _CARD_H + 1), f"work{j}", (200, 230, 210))
             x += _PILE_W + 12
 
-    for k, line in enumerate(caption):
-        draw.text((16, 6 + 15 * k), line, fill=(255, 230, 120) if k == 0 else (255, 255, 255), font=small)
-    y = 8 + caption_h
-    for p in range(top):
-        player_row(p, y)
-        y += row_h
-    draw.text((16, y + 4), "   ".join(["foundations"] + r8), fill=(255, 255, 255), font=small)
-    fx, fy = 16, y + 22
-    for i, f in enumerate(snapshot["foundations"]):
-        owner, name = f["cards"][-1]
-        if i and i % per_row == 0:
-            fx, fy = 16, fy + _CARD_H + 18
-        card(fx, fy, name, owner)
-        if f["complete"]:
-            draw.text((fx + 2, fy + _CARD_H + 1), "done", fill=(255, 230, 120), font=small)
-        fx += _CARD_W + 6
-    y += found_h
-    for p in range(top, len(players)):
-        player_row(p, y)
-        y += row_h
-    return np.asarray(img, dtype=np.uint8)
+    def foundations(self, y, per_row) -> None:
+        """The foundations' top cards, ``per_row`` to a row, under a line of the R8 state."""
+        self.text((16, y + 4), "   ".join(["foundations"] + _r8_lines(self.snapshot, self.names)), (255, 255, 255))
+        fx, fy = 16, y + 22
+        for i, f in enumerate(self.snapshot["foundations"]):
+            owner, name = f["cards"][-1]
+            if i and i % per_row == 0:
+                fx, fy = 16, fy + _CARD_H + 18
+            self.card(fx, fy, name, owner)
+            if f["complete"]:
+                self.text((fx + 2, fy + _CARD_H + 1), "done", (255, 230, 120))
+            fx += _CARD_W + 6

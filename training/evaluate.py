@@ -48,7 +48,8 @@ from nertz_env import agents as agent_registry
 from nertz_env import engine
 from nertz_env.agents.base import Agent
 from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, output_file, rule_config
-from nertz_env.config import MATCH_ENDS, NertzConfig, parse_rule_options
+from nertz_env.config import MATCH_ENDS, NertzConfig
+from nertz_env.options import parse_rule_options
 from nertz_env.training import stats
 from nertz_env.training.arena import Arena, Hand, HandResult, MatchSoFar, Stream, hand_stream_seed, single
 from nertz_env.training.report import format_report, paired, summarize, summarize_teams
