@@ -4,11 +4,12 @@
     python -m nertz_env.benchmarks.decision_cost --agents heuristic ppo --repeats 7 --out costs.json
 
 The rows are real positions: ``--rows`` observations and masks taken from 4-player games of
-``greedy`` players stepped by the batched env (every seat, every ``--every``-th tick), the same
-rows for every agent. *Batched*: ``act_batch`` on all rows at once, as the harness's arena and a
-vector env call an agent. *Single*: ``act_batch`` on one row at a time, as a PettingZoo loop
-calls ``act``. Each rate is the median of ``--repeats`` runs of CPU time (``time.process_time``,
-all threads counted) after one warm-up call (compiled code loaded); torch runs on one thread.
+``greedy`` players stepped by the batched env (every seat, every third tick), the same
+rows for every agent. *Batched*: ``act_batch`` on all rows at once, as a vector env's loop calls
+an agent. *Single*: ``act_batch`` on one row at a time (``--single-rows`` of them, spread over the
+sample), as a PettingZoo loop calls ``act``. Both include ``act_batch``'s checks of its inputs.
+Each rate is the median of ``--repeats`` runs of CPU time (``time.process_time``, all threads
+counted) after one warm-up call (compiled code loaded); torch runs on one thread.
 The column "computes" says what the agent works out at each decision.
 """
 
@@ -79,18 +80,18 @@ def decision_cost(
         torch.set_num_threads(1)
     except ImportError:  # the scripted agents need no torch
         pass
+    built = [(spec, agents.make_spec(spec, seed=seed, config=NertzConfig())) for spec in specs]  # names checked first
     obs, masks = sample_rows(rows, seed=seed)
     out = []
-    for spec in specs:
-        agent = agents.make_spec(spec, seed=seed, config=NertzConfig())
+    for spec, agent in built:
         batched = _cpu_rate(lambda a=agent: a.act_batch(obs, masks), rows, repeats)
-        few = min(single_rows, rows)
+        spread = np.linspace(0, rows - 1, min(single_rows, rows)).astype(np.int64)  # early and late positions alike
 
-        def one_by_one(a=agent, few=few) -> None:
-            for i in range(few):
+        def one_by_one(a=agent, spread=spread) -> None:
+            for i in spread:
                 a.act_batch(obs[i : i + 1], masks[i : i + 1])
 
-        single = _cpu_rate(one_by_one, few, repeats)
+        single = _cpu_rate(one_by_one, len(spread), repeats)
         name = agents.parse_spec(spec)[0]
         out.append({"spec": spec, "computes": COMPUTES.get(spec, COMPUTES.get(name, "")), "batched": batched,
                     "single": single})  # fmt: skip

@@ -96,6 +96,15 @@ def test_the_command_line_reports_bad_input_in_one_line(tmp_path):
         assert says in res.stderr and res.stderr.count("\n") <= 3, res.stderr
 
 
+def test_help_names_the_nertz_command(capsys):
+    from nertz_env.training import cli
+
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["ladder", "--help"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out.startswith("usage: nertz ladder ")
+
+
 torch = pytest.importorskip("torch")  # below: policies, which need the training extra
 
 

@@ -170,7 +170,8 @@ def format_ladder(record: dict[str, Any]) -> str:
 
 def plot_ladder(record: dict[str, Any], path: str | Path | None = None):
     """One panel per table size: each run's snapshots as rating (mu, band of one sigma) against
-    training decisions, every other entrant as a horizontal line. Saved to ``path`` if given."""
+    training decisions, every other entrant as a dashed horizontal line (in the legend, best
+    first). Saved to ``path`` if given."""
     from nertz_env.training.plots import _pyplot
 
     plt = _pyplot()
@@ -194,16 +195,13 @@ def plot_ladder(record: dict[str, Any], path: str | Path | None = None):
             ax.plot(x, mu, marker="o", label=Path(run).name)
             ax.fill_between(x, [m - s for m, s in zip(mu, sg)], [m + s for m, s in zip(mu, sg)], alpha=0.2)
         for i, (mu, label) in enumerate(sorted(fixed, reverse=True)):
-            ax.axhline(mu, color=plt.cm.tab10(i % 10), ls="--", lw=1)
-            ax.annotate(label, (right, mu), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7,
-                        annotation_clip=False)  # fmt: skip
+            ax.axhline(mu, color=plt.cm.Dark2(i % 8), ls="--", lw=1, label=label)
         ax.set_xlim(0, right * 1.02)
         ax.set_title(f"{p} players, {record['tables'][p]['deals']} deals")
         ax.set_xlabel("training decisions")
         ax.set_ylabel("OpenSkill mu")
         ax.grid(alpha=0.3)
-        if runs:
-            ax.legend(fontsize=7, loc="lower left")
+        ax.legend(fontsize=7, loc="lower right")
     if path is not None:
         fig.savefig(path, dpi=110)
     return fig
