@@ -104,7 +104,7 @@ def deals_for(n: int, players: int, deals_per_pair: int) -> int:
 
 
 def ladder(
-    entrants: Sequence[dict[str, Any]], players: Sequence[int] = PLAYERS, deals_per_pair: int = 20, seed: int = 0,
+    entrants: Sequence[dict[str, Any]], players: Sequence[int] = PLAYERS, deals_per_pair: int = 10, seed: int = 0,
     progress: bool | None = False,
 ) -> dict[str, Any]:
     """Rate ``entrants`` (from ``entrants_for``) at each table size of ``players``; the record."""
@@ -188,20 +188,22 @@ def plot_ladder(record: dict[str, Any], path: str | Path | None = None):
             if e.get("decisions") is not None:
                 runs.setdefault(e["run"], []).append((e["decisions"], r["mu"], r["sigma"]))
             else:
-                fixed.append((r["mu"], e["label"]))
+                fixed.append((r["mu"], k))
         for run, pts in runs.items():
             pts.sort()
             x, mu, sg = zip(*pts)
             ax.plot(x, mu, marker="o", label=Path(run).name)
             ax.fill_between(x, [m - s for m, s in zip(mu, sg)], [m + s for m, s in zip(mu, sg)], alpha=0.2)
-        for i, (mu, label) in enumerate(sorted(fixed, reverse=True)):
-            ax.axhline(mu, color=plt.cm.Dark2(i % 8), ls="--", lw=1, label=label)
+        for mu, k in sorted(fixed, reverse=True):  # one colour per entrant in every panel
+            ax.axhline(mu, color=plt.cm.Dark2(k % 8), ls="--", lw=1, label=entrants[k]["label"])
         ax.set_xlim(0, right * 1.02)
         ax.set_title(f"{p} players, {record['tables'][p]['deals']} deals")
         ax.set_xlabel("training decisions")
         ax.set_ylabel("OpenSkill mu")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="lower right")
+    fig.suptitle(f"OpenSkill ladder, seed {record['seed']}: a policy plays only the table size it was trained for",
+                 fontsize=9)  # fmt: skip
     if path is not None:
         fig.savefig(path, dpi=110)
     return fig
@@ -214,7 +216,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz ladder") -> int:
     add("--scripted", nargs="*", default=list(SCRIPTED), help="the scripted entrants (agent names or specs)")
     add("--no-shipped", action="store_true", help="leave out the shipped policies (agents/policies/)")
     add("--players", nargs="+", type=at_least(2), default=list(PLAYERS), help="table sizes, one ladder each")
-    add("--deals-per-pair", type=at_least(1), default=20, help="deals at which each pair of entrants meets (about)")
+    add("--deals-per-pair", type=at_least(1), default=10, help="deals at which each pair of entrants meets (about)")
     add("--seed", type=at_least(0), default=0, help="the seed of the deals, the seat draws and the agents")
     add("--out", type=output_file(".json"), default=None, help="write the ladder record as JSON")
     add("--plot", type=output_file(".png", ".svg", ".pdf"), default=None, help="draw rating against decisions")
