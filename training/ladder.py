@@ -171,7 +171,7 @@ def format_ladder(record: dict[str, Any]) -> str:
 def plot_ladder(record: dict[str, Any], path: str | Path | None = None):
     """One panel per table size: each run's snapshots as rating (mu, band of one sigma) against
     training decisions, every other entrant as a dashed horizontal line (in the legend, best
-    first). Saved to ``path`` if given."""
+    first; one far below every snapshot is only named there). Saved to ``path`` if given."""
     from nertz_env.training.plots import _pyplot
 
     plt = _pyplot()
@@ -194,14 +194,17 @@ def plot_ladder(record: dict[str, Any], path: str | Path | None = None):
             x, mu, sg = zip(*pts)
             ax.plot(x, mu, marker="o", label=Path(run).name)
             ax.fill_between(x, [m - s for m, s in zip(mu, sg)], [m + s for m, s in zip(mu, sg)], alpha=0.2)
+        # Lines far below every snapshot (random) would squash the curves: named, not drawn.
+        floor = min((m - s for pts in runs.values() for _, m, s in pts), default=-math.inf) - 3.0
         for mu, k in sorted(fixed, reverse=True):  # one colour per entrant in every panel
-            ax.axhline(mu, color=plt.cm.Dark2(k % 8), ls="--", lw=1, label=entrants[k]["label"])
+            label = entrants[k]["label"] + (f" (mu {mu:.1f}, below)" if mu < floor else "")
+            ax.axhline(mu if mu >= floor else math.nan, color=plt.cm.Dark2(k % 8), ls="--", lw=1, label=label)
         ax.set_xlim(0, right * 1.02)
         ax.set_title(f"{p} players, {record['tables'][p]['deals']} deals")
         ax.set_xlabel("training decisions")
         ax.set_ylabel("OpenSkill mu")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="best")
     fig.suptitle(f"OpenSkill ladder, seed {record['seed']}: a policy plays only the table size it was trained for",
                  fontsize=9)  # fmt: skip
     if path is not None:
