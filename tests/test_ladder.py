@@ -109,6 +109,24 @@ def test_help_names_the_nertz_command(capsys):
     assert capsys.readouterr().out.startswith("usage: nertz ladder ")
 
 
+def test_without_torch_the_scripted_players_still_make_a_ladder():
+    """A plain install: the shipped policies sit out (said on stderr), --runs names the extra."""
+    from tests.test_cli import _BLOCK
+
+    def ladder_without_torch(*argv):
+        return subprocess.run([sys.executable, "-c", _BLOCK.format(blocked=["torch", "matplotlib"]), "ladder", *argv],
+                              capture_output=True, text=True, timeout=300)  # fmt: skip
+
+    res = ladder_without_torch("--scripted", "random", "greedy", "--players", "2", "--deals-per-pair", "1", "--quiet")
+    assert res.returncode == 0, res.stderr
+    assert "the shipped policies sit out: they need torch" in res.stderr
+    assert "ppo" not in res.stdout and "greedy" in res.stdout
+    res = ladder_without_torch("--runs", ".")
+    assert res.returncode == 2 and "--runs (trained policies) needs torch" in res.stderr
+    res = ladder_without_torch("--plot", "x.png")
+    assert res.returncode == 2 and "--plot needs matplotlib" in res.stderr
+
+
 torch = pytest.importorskip("torch")  # below: policies, which need the training extra
 
 

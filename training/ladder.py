@@ -19,14 +19,16 @@ it was trained on. The same seed gives the same ladder. ``--out`` writes the JSO
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from nertz_env import agents as registry
-from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, output_file
+from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, output_file, require
 from nertz_env.config import NertzConfig
 from nertz_env.training.evaluate import _versions, evaluate
 
@@ -226,13 +228,21 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz ladder") -> int:
     add("--plot-only", default=None, metavar="JSON", help="draw --plot from this record instead of playing")
     add("--quiet", action="store_true", help="no progress")
     args = ap.parse_args(argv)
+    if args.plot and importlib.util.find_spec("matplotlib") is None:  # before any deal is played
+        ap.error("--plot needs matplotlib, which is not installed: pip install 'nertz-env[training]'")
     try:
         if args.plot_only:
             if not args.plot:
                 ap.error("--plot-only needs --plot (where to draw)")
             record = load_ladder(args.plot_only)
         else:
-            entrants = entrants_for(args.scripted, not args.no_shipped, args.runs)
+            if args.runs:
+                require(ap, "torch", what="--runs (trained policies)")
+            shipped = not args.no_shipped and importlib.util.find_spec("torch") is not None
+            if not shipped and not args.no_shipped:
+                hint = "pip install 'nertz-env[training]'"
+                print(f"the shipped policies sit out: they need torch, {hint}", file=sys.stderr)
+            entrants = entrants_for(args.scripted, shipped, args.runs)
             record = ladder(entrants, args.players, args.deals_per_pair, args.seed, False if args.quiet else None)
         if args.plot:
             plot_ladder(record, args.plot)
