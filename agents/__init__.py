@@ -7,6 +7,8 @@
 | `greedy`    | the seeds' advice as a fixed priority list                                 |
 | `heuristic` | ranks moves by a short look-ahead inside its own layout (`agents.heuristic`) |
 | `policy`    | a trained policy loaded from `path=` (registered by the training code)     |
+| `ppo`       | the shipped search-free policy: one network forward pass per decision      |
+| `ppo-search`| the shipped policy whose features run a depth-3 `heuristic` search         |
 
 Every agent is built for one ``NertzConfig`` (default: the standard 4-player game) and chooses
 only among the actions the engine's mask marks legal (see ``agents.base.Agent``).
@@ -24,6 +26,7 @@ Examples:
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from collections.abc import Callable
 from typing import Any
@@ -40,10 +43,12 @@ _REGISTRY: dict[str, Factory] = {}
 
 # Names whose factory lives in a module that registers it on import. ``policy`` is the hook for
 # trained players: ``agents/policy.py`` (added by the training code) calls
-# ``register("policy", ...)`` with a factory taking ``path=`` (and ``ppo``, its shipped policy).
+# ``register("policy", ...)`` with a factory taking ``path=`` (and ``ppo`` and ``ppo-search``, the shipped
+# policies).
 _LAZY = {
     "policy": "nertz_env.agents.policy",
     "ppo": "nertz_env.agents.policy",
+    "ppo-search": "nertz_env.agents.policy",
     "rllib": "nertz_env.agents.rllib_policy",
 }
 
@@ -75,7 +80,9 @@ def make(name: str, seed: int = 0, config: NertzConfig | None = None, **options:
                 "(trained policies arrive with the training code)"
             ) from None
     if name not in _REGISTRY:
-        raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(names())}")
+        close = difflib.get_close_matches(name, names(), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"unknown agent {name!r}{hint}; known agents: {', '.join(names())}")
     agent = _REGISTRY[name](config=config if config is not None else NertzConfig(), seed=seed, **options)
     if not isinstance(agent, Agent):
         raise TypeError(f"the factory of {name!r} returned {type(agent).__name__}, not an agents.Agent")

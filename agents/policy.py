@@ -6,9 +6,16 @@ legal move from its own features (``agents.features``) together with a summary o
 observation; ``build_network`` (``nertz-selfplay-v1``, still loadable) is a flat MLP with a fixed
 181-way head.
 
->>> import agents
->>> ppo = agents.make("ppo")                       # the shipped policy, agents/policies/ppo.pt
->>> mine = agents.make("policy", path="runs/x/checkpoint.pt")   # doctest: +SKIP
+Two policies ship in ``agents/policies/`` (its README gives how each was trained and measured):
+``ppo`` (``ppo.pt``) is the best *search-free* one, whose features read only the observation and
+each legal move's immediate effect, so a decision is one network forward pass; ``ppo-search``
+(``ppo_search.pt``) also reads a depth-3 ``heuristic`` search of every legal move, so each of its
+decisions runs that search first. The file records its search depth (``"lookahead"``), and each
+name refuses a file of the other kind.
+
+>>> from nertz_env import agents
+>>> ppo = agents.make("ppo")                       # agents/policies/ppo.pt, no search   # doctest: +SKIP
+>>> mine = agents.make("policy", path="runs/x/policy.pt")   # doctest: +SKIP
 
 torch is imported here only, so the scripted agents and the envs never need it.
 """
@@ -26,7 +33,10 @@ from nertz_env.agents.base import Agent, sample_rows
 from nertz_env.config import NertzConfig
 from nertz_env.layout import ObservationLayout
 
-SHIPPED = Path(__file__).resolve().parent / "policies" / "ppo.pt"
+SHIPPED = Path(__file__).resolve().parent / "policies" / "ppo.pt"  # search-free
+SHIPPED_SEARCH = SHIPPED.with_name("ppo_search.pt")  # a depth-3 search at every decision
+# The shipped policies by agent name: their file and whether their features search.
+SHIPPED_POLICIES = {"ppo": (SHIPPED, False), "ppo-search": (SHIPPED_SEARCH, True)}
 FORMAT = "nertz-selfplay-v2"
 FORMATS = ("nertz-selfplay-v1", FORMAT)
 
@@ -239,6 +249,8 @@ class PolicyAgent(Agent):
             )
         self.path = path
         self.greedy = bool(greedy)
+        # The depth of the heuristic search its features run at every decision (0: none).
+        self.lookahead = int(getattr(self._net, "lookahead", 0) or 0)
 
     def _choose(self, obs: np.ndarray, masks: np.ndarray, out: np.ndarray) -> None:
         torch = _torch()
@@ -267,11 +279,26 @@ def _policy(config: NertzConfig | None = None, seed: int = 0, path: str | None =
     return PolicyAgent(path, config=config, seed=seed, **options)
 
 
-def _shipped(config: NertzConfig | None = None, seed: int = 0, **options: Any) -> PolicyAgent:
-    if not SHIPPED.exists():
-        raise FileNotFoundError(f"the shipped policy {SHIPPED} is missing; train one with training/train_selfplay.py")
-    return PolicyAgent(SHIPPED, config=config, seed=seed, **options)
+def _shipped(name: str):
+    """The factory of a shipped policy: its file, checked to be of the kind its name promises."""
+    path, searches = SHIPPED_POLICIES[name]
+
+    def factory(config: NertzConfig | None = None, seed: int = 0, **options: Any) -> PolicyAgent:
+        if not path.exists():
+            raise FileNotFoundError(f"the shipped policy {path} is missing; train one with training/train_selfplay.py")
+        agent = PolicyAgent(path, config=config, seed=seed, **options)
+        if bool(agent.lookahead) != searches:
+            kind = f"runs a depth-{agent.lookahead} search at every decision" if agent.lookahead else "is search-free"
+            raise ValueError(
+                f"{path} {kind}, but {name!r} names the {'search-using' if searches else 'search-free'} policy: "
+                "ship a policy trained with --lookahead-features false as ppo.pt ('ppo') and one that searches "
+                "as ppo_search.pt ('ppo-search')"
+            )
+        return agent
+
+    return factory
 
 
 register("policy", _policy, overwrite=True)
-register("ppo", _shipped, overwrite=True)
+for _name in SHIPPED_POLICIES:
+    register(_name, _shipped(_name), overwrite=True)

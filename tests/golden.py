@@ -41,7 +41,7 @@ PARALLEL_CASES: dict[str, tuple[int, dict[str, Any], list[str]]] = {
     "match": (3, {"episode": "match", "target_score": 20, "max_cycles": 150}, ["greedy", "heuristic", "random"]),
     "racing_demon": (4, {"preset": "racing_demon", "max_cycles": 120}, ["greedy", "random", "heuristic", "greedy"]),
     "stall_short": (2, {"stall_ticks": 5, "max_stall_rotations": 2}, ["random", "random"]),
-    "shipped_policy": (4, {}, ["ppo", "heuristic", "greedy", "ppo"]),
+    "shipped_policy": (4, {}, ["ppo-search", "heuristic", "greedy", "ppo-search"]),
 }
 PARALLEL_SEEDS = (0, 1)
 MAX_TICKS = 400

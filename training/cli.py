@@ -5,6 +5,7 @@ harness, the tournaments, the benchmark and the trainers.
     nertz watch --agents heuristic greedy greedy greedy --html hand.html
     nertz eval --agents heuristic greedy greedy greedy --hands 2000
     nertz tournament --format ladder --agents heuristic greedy greedy random --seed 0
+    nertz ladder --runs runs/x --out ladder.json --plot ladder.png
     nertz bench --quick
     nertz train selfplay --total-steps 200000
 
@@ -23,6 +24,8 @@ from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, number_from, out
 _FRONT_ENDS = {
     "eval": ("the evaluation harness: duplicate deals, intervals, ratings", "nertz_env.training.evaluate"),
     "tournament": ("a single elimination or table ladder tournament (R8)", "nertz_env.training.tournament"),
+    "ladder": ("scripted players, shipped policies and run snapshots on one OpenSkill ladder",
+               "nertz_env.training.ladder"),
     "bench": ("the throughput benchmark", "nertz_env.benchmarks.throughput"),
 }
 _TRAINERS = {"selfplay": "nertz_env.training.train_selfplay", "sb3": "nertz_env.training.train_sb3"}

@@ -26,8 +26,10 @@ Two phases in one run, on the same rollouts:
 
 Writes ``runs/{env}__{exp}__{seed}__{time}/`` (printed at the start): TensorBoard logs,
 ``checkpoint.pt`` (one file with everything needed to resume exactly, evaluations included),
-``policy.pt`` (the policy alone, for ``agents.make("policy", path=...)``), ``config.json`` and
-``evals.jsonl``. Each evaluation is printed as it ends, and a summary table at the end of the run.
+``policy.pt`` (the policy alone, for ``agents.make("policy", path=...)``), a copy of it every
+``--keep-policy-every`` updates in ``policies/policy_{decisions}.pt`` (what ``training.ladder``
+rates against training decisions), ``config.json`` and ``evals.jsonl``. Each evaluation is printed
+as it ends, and a summary table at the end of the run.
 On ``--resume`` the checkpoint's arguments hold: a flag that contradicts them is an error, except
 ``--total-steps``, ``--stop-after``, ``--progress`` and ``--tensorboard``.
 """
@@ -37,6 +39,7 @@ from __future__ import annotations
 import json
 import pickle
 import random
+import shutil
 import sys
 import time
 from dataclasses import asdict, dataclass, replace
@@ -111,6 +114,7 @@ class Args:
     eval_every: int = arg(50, "updates between evaluations against greedy and heuristic (0: never)")
     eval_deals: int = arg(100, "duplicate deals per evaluation")
     save_every: int = arg(10, "updates between checkpoints")
+    keep_policy_every: int = arg(50, "updates between kept copies of policy.pt in policies/ (0: none)")
     out_dir: str = arg("runs", "where runs are written")
     run_dir: str = arg("", "write into this directory instead of a new one under out_dir")
     resume: str = arg("", "a checkpoint.pt to continue from (same results as an uninterrupted run)")
@@ -132,7 +136,7 @@ def check_args(args: Args) -> None:
         values = getattr(args, name) if isinstance(getattr(args, name), tuple) else (getattr(args, name),)
         if not values or min(values) < 1:
             raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted integers >= 1")
-    for name in ("eval_every", "stop_after", "threads"):
+    for name in ("eval_every", "stop_after", "threads", "keep_policy_every"):
         if getattr(args, name) < 0:
             raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted an integer >= 0")
     if not 0.0 <= args.self_play_fraction <= 1.0:
@@ -314,8 +318,13 @@ def main(argv: list[str] | None = None) -> Path:
         train_one(t, buf, loop, update, bar, writer)
         last_update = update == t.num_updates or update - first + 1 == args.stop_after
         eval_due = bool(args.eval_every) and (update % args.eval_every == 0 or last_update)
-        if update % args.save_every == 0 or last_update or eval_due:  # evaluations read the saved policy
+        keep = bool(args.keep_policy_every) and update % args.keep_policy_every == 0
+        if update % args.save_every == 0 or last_update or eval_due or keep:  # evaluations read the saved policy
             save_policy_file(t, run_dir, loop)
+            if keep:  # a snapshot for the ladder, named by the decisions trained on
+                kept = run_dir / "policies" / f"policy_{loop.global_step:010d}.pt"
+                kept.parent.mkdir(exist_ok=True)
+                atomic_write(kept, lambda tmp: shutil.copyfile(run_dir / "policy.pt", tmp))
             if eval_due:
                 evals.append(run_eval(t, run_dir, update, loop, writer))
                 write_json_lines(run_dir / "evals.jsonl", evals)
