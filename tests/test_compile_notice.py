@@ -138,7 +138,8 @@ def test_the_compile_log_has_a_line_per_kernel_compiled_and_none_for_a_wait(tmp_
         event.end_event(WAIT_EVENT, {"dispatcher": d})
     fields = [line.split("\t") for line in path.read_text().splitlines()]
     assert [f[:2] for f in fields] == [[str(os.getpid()), "nertz_env.engine.fake.add_one"]]
-    assert float(fields[0][2]) >= 0
+    pid, name, signature, folder, seconds = fields[0]
+    assert len(signature) == 12 and folder == "" and float(seconds) >= 0  # not cached: no folder
     assert notice.stream.getvalue() == ""  # quiet: the log alone
 
 

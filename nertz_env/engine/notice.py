@@ -19,11 +19,13 @@ of ``nertz_env.engine.warm``) compiles a kernel this one needs:
 
 ``install()`` is called by ``nertz_env.engine`` on import; ``NERTZ_COMPILE_NOTICE=0`` silences it.
 ``NERTZ_COMPILE_LOG=FILE`` appends a line per kernel compiled, nested ones included, from every
-process that inherits it (process id, kernel, seconds): how often a test run compiles each kernel.
+process that inherits it (process id, kernel, signature digest, cache folder, seconds): how often a
+test run compiles each kernel (``tests/conftest.py`` sums it up).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import threading
@@ -91,6 +93,13 @@ class CompileNotice(event.Listener):
         self._ticker = threading.Thread(target=self._tick, args=(doing,), daemon=True)
         self._ticker.start()
 
+    def _write_log(self, ev: event.Event, kernel: str, took: float) -> None:
+        """A line per compile: process, kernel, a digest of its signature, its cache folder, seconds."""
+        signature = hashlib.sha256(str(ev.data.get("args")).encode()).hexdigest()[:12]
+        folder = getattr(getattr(ev.data["dispatcher"], "_cache", None), "cache_path", None) or ""
+        with open(self.log, "a") as log:  # one short line per write: lines from several processes stay whole
+            log.write(f"{os.getpid()}\t{kernel}\t{signature}\t{folder}\t{took:.2f}\n")
+
     def _tick(self, doing: str) -> None:
         while not self._stop.wait(self.interval):
             self._say(f"{doing} ... {time.perf_counter() - self._started:.0f} s", progress=True)
@@ -101,8 +110,7 @@ class CompileNotice(event.Listener):
             return
         took = time.perf_counter() - self._starts.pop()
         if self.log and ev.kind != WAIT_EVENT and getattr(ev, "_exc_details", None) is None:
-            with open(self.log, "a") as log:  # one short line per write: lines from several processes stay whole
-                log.write(f"{os.getpid()}\t{module}.{name}\t{took:.2f}\n")
+            self._write_log(ev, f"{module}.{name}", took)
         self._depth -= 1
         if self._depth > 0:
             return

@@ -22,6 +22,7 @@ import atexit
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 from numba import typeof
@@ -79,7 +80,10 @@ class _Starter(event.Listener):
         module = getattr(getattr(ev.data["dispatcher"], "py_func", None), "__module__", "") or ""
         if self.procs or not module.startswith("nertz_env."):
             return
-        env = {**os.environ, _IN_WORKER: "1", "NERTZ_COMPILE_NOTICE": "0"}
+        # the jobs import this very package, wherever this process found it
+        root = str(Path(__file__).resolve().parents[2])
+        path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+        env = {**os.environ, _IN_WORKER: "1", "NERTZ_COMPILE_NOTICE": "0", "PYTHONPATH": path}
         for name in list(JOBS)[: self.jobs - 1]:
             self.procs.append(
                 subprocess.Popen(
