@@ -4,7 +4,7 @@ This module says so on stderr before each compile starts and reports progress wh
 every few seconds, in logs as below and on a terminal alike (there each progress line replaces
 the one before):
 
-    nertz-env: compiling the rules engine (first run only, about 2 min on one free core; cached afterwards)
+    nertz-env: compiling the rules engine (first run only, about 1 min on two free cores; cached afterwards)
     nertz-env: compiled observe_and_mask in 3.1 s
     nertz-env: compiling _advance_tables ... 5 s
     nertz-env: compiled _advance_tables in 9.8 s (14 s in all)
@@ -37,8 +37,9 @@ from numba.core import event
 from nertz_env.engine.cache import WAIT_EVENT
 
 # The main job's first run (README, "Start": nertz eval with the heuristic and greedy agents)
-# compiled in 123 s of CPU time on the project's 2-core machine.
-FIRST_RUN_ESTIMATE = "about 2 min on one free core"
+# compiles in 117 s of CPU time on the project's 2-core machine, 45 s of it in the background
+# processes of ``warm`` (the parallel env's first step: 86 s, 32 s of it in the first process).
+FIRST_RUN_ESTIMATE = "about 1 min on two free cores"
 PREFIX = "nertz-env:"
 _OURS = ("nertz_env.",)
 
