@@ -1,7 +1,11 @@
-"""Helpers that build exact tables from R10 fixed deals and play moves by their R10 names."""
+"""Helpers that build exact tables from R10 fixed deals and play moves by their R10 names; and,
+with ``NERTZ_COMPILE_LOG`` set, a summary of the run's numba compiles (each kernel should compile
+once per cache, however many xdist workers need it: ``engine.cache.compile_once``)."""
 
 from __future__ import annotations
 
+import os
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -71,3 +75,22 @@ def cards_of(snapshot: dict, player: int) -> list[str]:
     for pile in snapshot["foundations"]:
         out += [card for owner, card in pile["cards"] if owner == player]
     return out
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """The compiles ``NERTZ_COMPILE_LOG`` recorded (the controller's summary only): how many, in how
+    many processes, and any kernel compiled more than once for the same signature and cache."""
+    path = os.environ.get("NERTZ_COMPILE_LOG")
+    if not path or hasattr(config, "workerinput") or not os.path.exists(path):
+        return
+    with open(path) as log:
+        rows = [line.rstrip("\n").split("\t") for line in log if line.count("\t") == 4]
+    times = Counter((kernel, signature, folder) for _, kernel, signature, folder, _ in rows)
+    again = {key: n for key, n in times.items() if n > 1}
+    terminalreporter.write_sep("-", "numba compiles (NERTZ_COMPILE_LOG)")
+    terminalreporter.write_line(
+        f"{len(rows)} compiles of {len(times)} kernel signatures in {len({r[0] for r in rows})} processes; "
+        f"compiled more than once in the same cache: {len(again)}"
+    )
+    for (kernel, _, folder), n in sorted(again.items()):
+        terminalreporter.write_line(f"  {kernel} x{n} ({folder})")

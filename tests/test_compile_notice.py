@@ -4,13 +4,15 @@ runs; a function loaded from numba's cache, or one of another package, says noth
 from __future__ import annotations
 
 import io
+import os
 import time
 from types import SimpleNamespace
 
 from numba import njit
 from numba.core import event
 
-from nertz_env.engine.notice import FIRST_RUN_ESTIMATE, CompileNotice
+from nertz_env.engine.cache import WAIT_EVENT
+from nertz_env.engine.notice import FIRST_RUN_ESTIMATE, CompileNotice, install
 
 
 class Log(io.StringIO):
@@ -106,3 +108,52 @@ def test_on_a_terminal_progress_rewrites_one_line_and_clears_a_progress_bar():
     assert len(lines) == 3 and lines[2] == ""  # the banner, then one line that the progress kept rewriting
     assert lines[1].count(clear + "nertz-env: compiling step ... ") >= 2
     assert lines[1].rsplit(clear, 1)[1].startswith("nertz-env: compiled step in ")
+
+
+def test_waiting_for_another_process_says_so_and_what_it_loaded():
+    """``cache.compile_once``: while another process compiles a kernel this one needs, the notice
+    says it waits (with progress), then that it loaded the other process's result."""
+    log = Log()
+    notice = CompileNotice(stream=log, interval=0.05)
+    d = FakeDispatcher("nertz_env.engine.tick", "step")
+    with event.install_listener(WAIT_EVENT, notice):
+        event.start_event(WAIT_EVENT, {"dispatcher": d})
+        time.sleep(0.2)
+        event.end_event(WAIT_EVENT, {"dispatcher": d})
+    lines = log.getvalue().splitlines()
+    assert "compiling the rules engine" in lines[0]
+    assert sum(line.startswith("nertz-env: waiting for step, compiled by another process ... ") for line in lines) >= 2
+    assert lines[-1].startswith("nertz-env: loaded step, compiled by another process, after 0.")
+
+
+def test_the_compile_log_has_a_line_per_kernel_compiled_and_none_for_a_wait(tmp_path):
+    path = tmp_path / "compiles.log"
+    notice = CompileNotice(stream=Log(), interval=60, quiet=True, log=str(path))
+    kernel = _kernel("nertz_env.engine.fake")
+    with listening(notice), event.install_listener(WAIT_EVENT, notice):
+        kernel(1)
+        kernel(2)  # compiled already: no line
+        d = FakeDispatcher("nertz_env.engine.tick", "step")
+        event.start_event(WAIT_EVENT, {"dispatcher": d})
+        event.end_event(WAIT_EVENT, {"dispatcher": d})
+    fields = [line.split("\t") for line in path.read_text().splitlines()]
+    assert [f[:2] for f in fields] == [[str(os.getpid()), "nertz_env.engine.fake.add_one"]]
+    pid, name, signature, folder, seconds = fields[0]
+    assert len(signature) == 12 and folder == "" and float(seconds) >= 0  # not cached: no folder
+    assert notice.stream.getvalue() == ""  # quiet: the log alone
+
+
+def test_install_listens_for_the_log_alone_and_not_when_silenced_without_it(monkeypatch):
+    from nertz_env.engine import notice
+
+    monkeypatch.setattr(notice, "_installed", None)
+    monkeypatch.setenv("NERTZ_COMPILE_NOTICE", "0")
+    monkeypatch.delenv("NERTZ_COMPILE_LOG", raising=False)
+    assert install() is None
+    monkeypatch.setenv("NERTZ_COMPILE_LOG", "compiles.log")
+    listener = install()
+    try:
+        assert listener is not None and listener.quiet and listener.log == "compiles.log"
+    finally:
+        event.unregister("numba:compile", listener)
+        event.unregister(WAIT_EVENT, listener)

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,107 @@ def test_a_read_only_install_still_imports_and_runs(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.splitlines() == [str(temp / f"nertz_env-numba-{os.getuid()}"), str(3 - 2 * 2 + 9)]
     assert any(temp.rglob("*.nbi")), "nothing was cached in the fallback folder"
+
+
+# A kernel outside the engine, stamped like the agents' kernels; the script reports whether it
+# compiled the kernel or loaded it from the cache.
+KERNEL = """
+from numba import njit
+from nertz_env.engine import stamp_compiled
+
+
+@njit(cache=True)
+def add_one(x):
+    return x + 1
+
+
+stamp_compiled(globals())
+"""
+USE_KERNEL = textwrap.dedent(
+    """
+    import json, sys
+    import kernel_module
+    print("imported", flush=True)
+    assert kernel_module.add_one(1) == 2
+    misses, hits = sum(kernel_module.add_one._cache_misses.values()), sum(kernel_module.add_one._cache_hits.values())
+    print(json.dumps({"compiled": misses, "loaded": hits}))
+    """
+)
+
+
+def test_of_two_processes_that_need_a_kernel_one_compiles_it_and_the_other_loads_it(tmp_path):
+    """``cache.compile_once``: while the kernel's lock is held (here by the test, as by a process
+    compiling it) both processes wait; once it is free one compiles and the other, which waited
+    for it, loads the result from the cache."""
+    import fcntl
+
+    (tmp_path / "kernel_module.py").write_text(KERNEL)
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}", NERTZ_COMPILE_NOTICE="0", NERTZ_COMPILE_JOBS="1")
+    (tmp_path / "__pycache__").mkdir()
+    code = compile(KERNEL, "kernel_module.py", "exec")
+    line = next(c.co_firstlineno for c in code.co_consts if getattr(c, "co_name", "") == "add_one")
+    index = f"kernel_module.add_one-{line}.py{sys.version_info[0]}{sys.version_info[1]}.nbi"  # numba's name
+    lock = os.open(tmp_path / "__pycache__" / f"{index}.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    procs = [
+        subprocess.Popen([sys.executable, "-c", USE_KERNEL], cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    try:
+        for proc in procs:
+            assert proc.stdout.readline().strip() == "imported"
+        time.sleep(1.0)
+        assert [proc.poll() for proc in procs] == [None, None], "a process compiled while the lock was held"
+    finally:
+        os.close(lock)  # the lock is free
+    reports = [json.loads(proc.communicate(timeout=300)[0]) for proc in procs]
+    assert sorted(r["compiled"] for r in reports) == [0, 1]
+    assert sorted(r["loaded"] for r in reports) == [0, 1]
+
+
+def test_the_number_of_compiling_processes_is_checked(monkeypatch):
+    from nertz_env.engine import warm
+
+    monkeypatch.setenv("NERTZ_COMPILE_JOBS", "two")
+    with pytest.raises(ValueError, match="NERTZ_COMPILE_JOBS must be a whole number of processes"):
+        warm.jobs()
+    monkeypatch.setenv("NERTZ_COMPILE_JOBS", "1")
+    assert warm.jobs() == 1
+    monkeypatch.delenv("NERTZ_COMPILE_JOBS")
+    assert warm.jobs() == (1 + len(warm.JOBS) if (os.cpu_count() or 1) > 1 else 1)
+
+
+FIRST_STEP = (
+    "from nertz_env import nertz_v0; env = nertz_v0.parallel_env(); env.reset(seed=0); "
+    "env.step({a: 0 for a in env.agents})"
+)
+
+
+@pytest.mark.slow
+def test_the_background_jobs_compile_what_the_first_step_needs(tmp_path):
+    """``engine.warm``'s jobs compile from signatures; a first step of the parallel env after them
+    (in an otherwise empty cache, with no background jobs of its own) compiles the deal, the
+    observations and masks and its own kernel, and loads the rest from what the jobs compiled:
+    their signatures are the ones the engine calls."""
+    log = tmp_path / "compiles.log"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "NERTZ_COMPILE_LOG": str(log),
+           "NERTZ_COMPILE_JOBS": "1", "NERTZ_COMPILE_NOTICE": "0"}  # fmt: skip
+    for args in (["-m", "nertz_env.engine.warm", *warm_jobs()], ["-c", FIRST_STEP]):
+        result = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+        assert result.returncode == 0, result.stderr[-3000:]
+    by_process: dict[str, list[str]] = {}
+    for line in log.read_text().splitlines():
+        pid, kernel, _ = line.split("\t")
+        by_process.setdefault(pid, []).append(kernel)
+    jobs, first_step = by_process.values()
+    assert {"nertz_env.engine.tick.step", "nertz_env.engine.match.match_step", "nertz_env.engine.compose.rewards",
+            "nertz_env.engine.tick._land_all"} <= set(jobs)  # fmt: skip
+    assert "nertz_env.engine.compose.deal_game" in first_step
+    assert not set(jobs) & set(first_step), "the first step compiled again what the jobs had compiled"
+
+
+def warm_jobs() -> list[str]:
+    from nertz_env.engine import warm
+
+    return list(warm.JOBS)

@@ -21,7 +21,7 @@ from nertz_env.engine.cache import ensure_cache_dir, stamp_compiled
 
 ensure_cache_dir()  # before any kernel below is decorated: a read-only install still caches
 
-from nertz_env.engine import batch, compose, core, masks, match, moves, notice, observe, rng, tick, views  # noqa: E402
+from nertz_env.engine import batch, compose, core, masks, match, moves, notice, observe, rng, tick, views, warm  # noqa: E402
 from nertz_env.engine.batch import (  # noqa: E402
     Buffers,
     deal_batch,
@@ -88,6 +88,7 @@ for _module in (batch, compose, core, masks, match, moves, observe, rng, tick, v
     stamp_compiled(vars(_module))
 
 notice.install()  # a first run compiles the engine (and the agents' kernels): say so on stderr
+warm.install()  # ... and compiles the rules of a tick in the background meanwhile
 
 __all__ = [
     "AIR_ACTION", "AIR_CARD", "AIR_KIND", "AIR_TICKS", "END_REASONS", "MATCH_CAPPED", "MATCH_DECIDED",

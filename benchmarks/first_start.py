@@ -1,0 +1,89 @@
+"""First start: import to first step with an empty numba cache, wall and CPU time.
+
+Each case runs in a fresh subprocess with an empty ``NUMBA_CACHE_DIR``; CPU time is the
+subprocess's and its children's (the background compiles of ``nertz_env.engine.warm``), user plus
+system, so a figure taken on a busy machine still says how much work the first start was. Each
+case runs with the default number of compiling processes and with ``NERTZ_COMPILE_JOBS=1`` (all in
+one process), alternating, ``--repeats`` times; the report gives medians. The load average is
+printed beside them: wall time means something only on an idle machine.
+
+Usage: ``python -m nertz_env.benchmarks.first_start [--repeats 1] [--cases parallel vector main]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+
+CASES = {
+    "parallel": [
+        "-c",
+        "from nertz_env import nertz_v0; env = nertz_v0.parallel_env(); env.reset(seed=0); "
+        "env.step({a: 0 for a in env.agents})",
+    ],
+    "vector": [
+        "-c",
+        "from nertz_env.vector import NertzVectorEnv; e = NertzVectorEnv(8, seed=0); e.reset(); "
+        "e.step(e.sample_actions())",
+    ],
+    # README "Start": the main job, on 50 deals (the play itself takes under a second)
+    "main": ["-m", "nertz_env.training.cli", "eval", "--agents", "heuristic", "greedy", "greedy", "greedy",
+             "--hands", "50", "--seed", "0"],
+}  # fmt: skip
+
+
+def run_case(case: str, jobs: str) -> dict[str, float]:
+    """One run of ``case`` with an empty cache: wall seconds, CPU seconds, kernels compiled."""
+    with tempfile.TemporaryDirectory(prefix="nertz-first-start-") as cache:
+        log = os.path.join(cache, "compiles.log")
+        env = {**os.environ, "NUMBA_CACHE_DIR": os.path.join(cache, "numba"), "NERTZ_COMPILE_LOG": log,
+               "NERTZ_COMPILE_NOTICE": "0"}  # fmt: skip
+        if jobs:
+            env["NERTZ_COMPILE_JOBS"] = jobs
+        else:
+            env.pop("NERTZ_COMPILE_JOBS", None)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, *CASES[case]], env=env, check=True, stdout=subprocess.DEVNULL)
+        wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        kernels = []
+        if os.path.exists(log):  # no kernel compiled writes no log
+            with open(log) as f:
+                kernels = [tuple(line.split("\t")[1:4]) for line in f]  # kernel, signature, cache folder
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return {"wall_s": wall, "cpu_s": cpu, "compiles": len(kernels), "distinct": len(set(kernels))}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m nertz_env.benchmarks.first_start", description=__doc__.split("\n")[0])
+    ap.add_argument("--repeats", type=int, default=1, help="runs of each case and setting (medians reported)")
+    ap.add_argument("--cases", nargs="+", choices=sorted(CASES), default=["parallel", "vector", "main"])
+    args = ap.parse_args(argv)
+    if args.repeats < 1:
+        ap.error(f"--repeats must be 1 or more, got {args.repeats}")
+    print(f"cores {os.cpu_count()}, load average at start {os.getloadavg()[0]:.2f}")
+    for case in args.cases:
+        runs: dict[str, list[dict[str, float]]] = {"default": [], "1": []}
+        for _ in range(args.repeats):
+            for jobs in runs:
+                runs[jobs].append(run_case(case, "" if jobs == "default" else jobs))
+        for jobs, results in runs.items():
+            med = {k: statistics.median(r[k] for r in results) for k in results[0]}
+            print(
+                f"{case:9s} NERTZ_COMPILE_JOBS={jobs:8s} wall {med['wall_s']:6.1f} s  CPU {med['cpu_s']:6.1f} s  "
+                f"kernels compiled {med['compiles']:.0f} ({med['distinct']:.0f} distinct)  "
+                f"load {os.getloadavg()[0]:.2f}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
