@@ -191,5 +191,35 @@ def choose_fixed(obs, masks, table, off, greedy, out):
         out[i] = best
 
 
+@njit(cache=True)
+def sparse_observations(obs, scale, idx, vals, offsets, crow, trow, tval):
+    """The nonzero entries of a batch of observations ``obs[n, D]``, scaled by ``scale[D]``, for a
+    first layer that sums only the weights of what is on the table (an observation is mostly
+    zeros). Row-major: entries ``offsets[i]:offsets[i + 1]`` of ``idx`` (columns) and ``vals`` are
+    row ``i``'s. Column-major, the transpose as CSR (``crow[D + 1]``, ``trow``, ``tval``): the
+    same entries grouped by column, for the weight gradient. Sized by ``np.count_nonzero(obs)``."""
+    n, d = obs.shape
+    crow[:] = 0
+    k = 0
+    for i in range(n):
+        offsets[i] = k
+        for j in range(d):
+            if obs[i, j] != 0:
+                idx[k] = j
+                vals[k] = obs[i, j] * scale[j]
+                crow[j + 1] += 1
+                k += 1
+    offsets[n] = k
+    for j in range(d):
+        crow[j + 1] += crow[j]
+    fill = crow[:d].copy()
+    for i in range(n):
+        for k in range(offsets[i], offsets[i + 1]):
+            j = idx[k]
+            trow[fill[j]] = i
+            tval[fill[j]] = vals[k]
+            fill[j] += 1
+
+
 # An edit to the engine or to any agents module recompiles these kernels (they inline both).
 stamp_compiled(globals(), Path(__file__).resolve().parent)

@@ -113,7 +113,7 @@ def collect(t: Any, buf: Rollout, loop: Loop, bc_coef: float) -> None:
     a, seats, D, n_actions = t.args, t.seats, t.obs_dim, t.n_actions
     P, n_learn, device = a.num_players, seats.n_learn, t.device
     buf.rows, buf.acts, buf.feats = [], [], []
-    t_env = t_feat = t_net = 0.0
+    t_env = t_feat = t_teacher = t_net = t_opp = 0.0
     for step in range(a.num_steps):
         flat_obs = loop.obs.reshape(-1, D)[seats.learn_idx]
         flat_masks = loop.masks.reshape(-1, n_actions)[seats.learn_idx]
@@ -122,11 +122,13 @@ def collect(t: Any, buf: Rollout, loop: Loop, bc_coef: float) -> None:
         buf.dones[step] = loop.next_done
         tf = time.perf_counter()
         rows, acts, feats, choice = t.features.with_choice(flat_obs, flat_masks)
+        tt = time.perf_counter()
         if bc_coef > 0:
             labels = choice if t.teacher_in_features else t.teacher.act_batch(flat_obs, flat_masks)
             buf.teacher[step] = torch.from_numpy(labels)
         tn = time.perf_counter()
-        t_feat += tn - tf
+        t_feat += tt - tf
+        t_teacher += tn - tt
         buf.rows.append(rows + step * n_learn)
         buf.acts.append(acts)
         buf.feats.append(feats)
@@ -142,12 +144,14 @@ def collect(t: Any, buf: Rollout, loop: Loop, bc_coef: float) -> None:
         t_net += time.perf_counter() - tn
         buf.actions[step], buf.logprobs[step], buf.values[step] = action.cpu(), dist.log_prob(action).cpu(), value.cpu()
         loop.actions.reshape(-1)[seats.learn_idx] = action.cpu().numpy()
+        to = time.perf_counter()
         for who in np.unique(loop.opponent):  # the other seats of the mixed games
             games = seats.mixed[loop.opponent == who]
             loop.actions[games, 1:] = t.pool.act(
                 int(who), loop.obs[games, 1:].reshape(-1, D), loop.masks[games, 1:].reshape(-1, n_actions), device
             ).reshape(len(games), P - 1)
         te = time.perf_counter()
+        t_opp += te - to
         loop.obs, loop.masks, rewards, terms, truncs, infos = t.envs.step(loop.actions)
         t_env += time.perf_counter() - te
         done = (terms | truncs).reshape(-1)[seats.learn_idx]
@@ -160,7 +164,7 @@ def collect(t: Any, buf: Rollout, loop: Loop, bc_coef: float) -> None:
             mixed_ended = np.isin(seats.mixed, ended)
             loop.opponent[mixed_ended] = t.pool.draw(int(mixed_ended.sum()))
         loop.global_step += n_learn
-    buf.times.update(env=t_env, features=t_feat, net=t_net)
+    buf.times.update(env=t_env, features=t_feat, teacher=t_teacher, net=t_net, opponents=t_opp)
 
 
 def advantages(t: Any, buf: Rollout, loop: Loop) -> tuple[torch.Tensor, torch.Tensor]:
@@ -184,46 +188,47 @@ def advantages(t: Any, buf: Rollout, loop: Loop) -> tuple[torch.Tensor, torch.Te
 
 def update(t: Any, buf: Rollout, adv: torch.Tensor, ret: torch.Tensor, cloning: bool, bc_coef: float) -> dict:
     """The update: PPO, or cloning the teacher, or both (see train_selfplay's module doc).
-    Returns the last minibatch's losses and the epoch statistics for logging."""
+    Returns the last minibatch's losses and the epoch statistics for logging. The softmax runs
+    over each row's legal moves only (the rollout's pairs), never over the whole catalogue."""
     a, device, batch_size = t.args, t.device, t.batch_size
-    f_obs, f_masks = buf.obs.reshape(batch_size, t.obs_dim), buf.masks.reshape(batch_size, t.n_actions)
+    f_obs = buf.obs.reshape(batch_size, t.obs_dim)
     f_actions, f_logprobs, f_teacher = buf.actions.reshape(-1), buf.logprobs.reshape(-1), buf.teacher.reshape(-1)
     f_adv, f_ret = adv.reshape(-1), ret.reshape(-1)
-    all_rows, all_acts = np.concatenate(buf.rows), torch.from_numpy(np.concatenate(buf.acts))
+    all_rows, all_acts = np.concatenate(buf.rows), np.concatenate(buf.acts)
     all_feats = torch.from_numpy(np.concatenate(buf.feats))
     n_pairs = np.bincount(all_rows, minlength=batch_size)
     first_pair = np.cumsum(n_pairs) - n_pairs
+    # Each row's pair of the action played and of the teacher's label.
+    played = _pair_of(all_rows, all_acts, f_actions.numpy())
+    taught = _pair_of(all_rows, all_acts, f_teacher.numpy()) if bc_coef > 0 else None
     stats: dict[str, Any] = {"clipfracs": [], "agreement": [], "approx_kl": torch.tensor(0.0)}
     stats["pg_loss"] = stats["bc_loss"] = torch.tensor(0.0)
     for _epoch in range(a.update_epochs):
         order = torch.randperm(batch_size)
         for start in range(0, batch_size, t.minibatch):
-            mb = order[start : start + t.minibatch]
+            mb = order[start : start + t.minibatch].numpy()
             # The pairs of the minibatch's rows, renumbered 0 .. len(mb) - 1.
-            counts = n_pairs[mb.numpy()]
-            mb_rows = np.repeat(np.arange(len(mb)), counts)
-            pairs = np.repeat(first_pair[mb.numpy()] - np.cumsum(counts) + counts, counts) + np.arange(len(mb_rows))
-            pairs = torch.from_numpy(pairs)
-            logits, value = t.net.score(
-                f_obs[mb].to(device),
-                torch.from_numpy(mb_rows).to(device),
-                all_acts[pairs].to(device),
-                all_feats[pairs].to(device),
+            counts = n_pairs[mb]
+            offset = np.cumsum(counts) - counts
+            mb_rows = torch.from_numpy(np.repeat(np.arange(len(mb)), counts)).to(device)
+            pairs = np.repeat(first_pair[mb] - offset, counts) + np.arange(int(counts.sum()))
+            scores, value = t.net.pair_scores(
+                f_obs[mb].to(device), mb_rows, torch.from_numpy(all_acts[pairs]).to(device), all_feats[pairs].to(device)
             )
-            logp_all = torch.log_softmax(logits, -1)
+            logp, entropy = _pair_log_softmax(scores, mb_rows, len(mb))
+            stats["entropy"] = entropy
             stats["v_loss"] = v_loss = 0.5 * ((value - f_ret[mb].to(device)) ** 2).mean()
-            probs = logp_all.exp()
-            legal = f_masks[mb].to(device) != 0
-            stats["entropy"] = entropy = -(probs * logp_all).where(legal, torch.zeros_like(probs)).sum(-1)
             loss = a.vf_coef * v_loss
             if bc_coef > 0:
-                target = f_teacher[mb].to(device)
-                stats["bc_loss"] = bc_loss = -logp_all.gather(1, target[:, None]).mean()
+                target = torch.from_numpy(offset + taught[mb] - first_pair[mb]).to(device)
+                stats["bc_loss"] = bc_loss = -logp[target].mean()
                 loss = loss + bc_coef * bc_loss
-                stats["agreement"].append((logits.argmax(-1) == target).float().mean().item())
+                best = torch.zeros(len(mb), device=device)
+                best = best.index_reduce_(0, mb_rows, logp.detach(), "amax", include_self=False)
+                stats["agreement"].append((logp.detach()[target] >= best).float().mean().item())
             if not cloning:
-                pg_loss = _policy_loss(a, logp_all, f_actions[mb].to(device), f_logprobs[mb].to(device),
-                                       f_adv[mb].to(device), stats)  # fmt: skip
+                chosen = torch.from_numpy(offset + played[mb] - first_pair[mb]).to(device)
+                pg_loss = _policy_loss(a, logp[chosen], f_logprobs[mb].to(device), f_adv[mb].to(device), stats)
                 loss = loss + pg_loss - a.ent_coef * entropy.mean()
             t.optimizer.zero_grad()
             loss.backward()
@@ -234,9 +239,29 @@ def update(t: Any, buf: Rollout, adv: torch.Tensor, ret: torch.Tensor, cloning: 
     return stats
 
 
-def _policy_loss(a: Any, logp_all, actions, old_logprobs, adv, stats: dict) -> torch.Tensor:
+def _pair_of(rows: np.ndarray, acts: np.ndarray, per_row: np.ndarray) -> np.ndarray:
+    """For each row, the index of its pair (in the row-major ``rows``, ``acts``) whose action is
+    ``per_row[row]``: every row's action is one of its legal pairs."""
+    hit = np.flatnonzero(acts == per_row[rows])
+    out = np.empty(len(per_row), np.int64)
+    out[rows[hit]] = hit
+    return out
+
+
+def _pair_log_softmax(scores: torch.Tensor, rows: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The log-probability of each pair under its row's softmax over its own pairs, and each
+    row's entropy ``[n]``."""
+    top = torch.zeros(n, dtype=scores.dtype, device=scores.device)
+    top = top.index_reduce_(0, rows, scores.detach(), "amax", include_self=False)
+    shifted = scores - top[rows]
+    total = torch.zeros(n, dtype=scores.dtype, device=scores.device).index_add(0, rows, shifted.exp())
+    logp = shifted - total.log()[rows]
+    entropy = -torch.zeros(n, dtype=scores.dtype, device=scores.device).index_add(0, rows, logp.exp() * logp)
+    return logp, entropy
+
+
+def _policy_loss(a: Any, newlogprob, old_logprobs, adv, stats: dict) -> torch.Tensor:
     """PPO's clipped policy loss."""
-    newlogprob = logp_all.gather(1, actions[:, None]).squeeze(1)
     logratio = newlogprob - old_logprobs
     ratio = logratio.exp()
     with torch.no_grad():

@@ -1,0 +1,78 @@
+"""Where the self-play trainer's time goes: learner decisions per second, end to end (rollout and
+update), and the split between the batched env, the move features, the teacher's labels, the
+rollout's forward pass, the opponents, GAE and the update.
+
+It builds the trainer of ``train_selfplay`` from the same flags (any of them may follow, e.g.
+``--lookahead-features false`` for the search-free policy, ``--threads 2``), runs ``--updates``
+updates after one warm-up, and prints the median over them of each share and of the rate. With
+``--peer dense`` it also times the same updates with the observation summary's first layer as a
+dense matrix product (``agents.policy``'s former path) in the same run, for the ratio.
+
+    python -m training.profile_selfplay --updates 5 -- --lookahead-features false --bc-steps 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Sequence
+
+import torch
+
+from nertz_env.training import train_selfplay
+from nertz_env.training.selfplay_ppo import Rollout, advantages, collect, update
+
+PARTS = ("env", "features", "teacher", "net", "opponents", "gae", "update")
+
+
+def profile(argv: Sequence[str], updates: int, dense: bool = False) -> dict[str, float]:
+    """Median shares of each part and ``decisions_per_s`` over ``updates`` updates (after one
+    warm-up) of the trainer ``train_selfplay`` builds from ``argv``."""
+    args, _, _ = train_selfplay.start(["--tensorboard", "false", "--progress", "false", *argv])
+    t = train_selfplay.build(args)
+    if dense:
+        t.net.summary = lambda obs: t.net.body(obs.float() * t.net.scale)
+    loop, _, _ = train_selfplay.restore(t, None)
+    buf = Rollout.empty(args.num_steps, t.seats.n_learn, t.obs_dim, t.n_actions)
+    rows: list[dict[str, float]] = []
+    for i in range(updates + 1):
+        cloning = i < t.bc_updates
+        bc_coef = 1.0 if cloning else args.bc_coef
+        began = time.perf_counter()
+        collect(t, buf, loop, bc_coef)
+        rolled = time.perf_counter()
+        adv, ret = advantages(t, buf, loop)
+        gae = time.perf_counter()
+        update(t, buf, adv, ret, cloning, bc_coef)
+        done = time.perf_counter()
+        if i:
+            total = done - began
+            row = {k: buf.times[k] / total for k in PARTS[:5]}
+            row.update(gae=(gae - rolled) / total, update=(done - gae) / total, decisions_per_s=t.batch_size / total)
+            rows.append(row)
+    return {k: statistics.median(r[k] for r in rows) for k in (*PARTS, "decisions_per_s")}
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--updates", type=int, default=5, help="updates timed after one warm-up (median over them)")
+    parser.add_argument("--peer", choices=["none", "dense"], default="none", help="also time the dense first layer")
+    parser.add_argument("trainer", nargs=argparse.REMAINDER, help="train_selfplay flags, after --")
+    a = parser.parse_args(argv)
+    if a.updates < 1:
+        parser.error(f"--updates {a.updates}: accepted an integer >= 1")
+    flags = [f for f in a.trainer if f != "--"]
+    runs = [("sparse first layer", False)] + ([("dense first layer", True)] if a.peer == "dense" else [])
+    results = {name: profile(flags, a.updates, dense) for name, dense in runs}
+    print(f"torch threads {torch.get_num_threads()}, trainer flags: {' '.join(flags) or '(defaults)'}")
+    for name, r in results.items():
+        split = ", ".join(f"{k} {100 * r[k]:.0f}%" for k in PARTS)
+        print(f"{name}: {r['decisions_per_s']:,.0f} decisions/s ({split})")
+    if len(results) == 2:
+        first, second = results.values()
+        print(f"ratio: {first['decisions_per_s'] / second['decisions_per_s']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
