@@ -85,6 +85,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         return
     with open(path) as log:
         rows = [line.rstrip("\n").split("\t") for line in log if line.count("\t") == 4]
+    rows = [row for row in rows if row[3]]  # cached kernels only (numba's own helpers compile per process)
     times = Counter((kernel, signature, folder) for _, kernel, signature, folder, _ in rows)
     again = {key: n for key, n in times.items() if n > 1}
     terminalreporter.write_sep("-", "numba compiles (NERTZ_COMPILE_LOG)")

@@ -101,6 +101,27 @@ def test_every_kernel_is_stamped_with_the_engine_fingerprint():
     assert agents_stamp[1] == cache.fingerprint([Path(_search.__file__).parent])
 
 
+def test_every_engine_kernel_is_stamped_and_compiles_once():
+    """Every cached dispatcher of every engine module carries the fingerprint and its lock
+    (``engine.stamp_compiled``): a module left out would keep stale copies and compile in each process."""
+    import importlib
+    import pkgutil
+
+    from nertz_env.engine import cache
+
+    kernels = 0
+    for info in pkgutil.iter_modules(engine.__path__):
+        module = importlib.import_module(f"nertz_env.engine.{info.name}")
+        for name, value in vars(module).items():
+            cache_file = getattr(getattr(value, "_cache", None), "_cache_file", None)
+            if cache_file is None or value.py_func.__module__ != module.__name__:
+                continue
+            kernels += 1
+            assert cache_file._source_stamp[1] == cache.fingerprint(), f"{info.name}.{name} is not stamped"
+            assert getattr(value, "_nertz_compile_once", False), f"{info.name}.{name} has no compile lock"
+    assert kernels > 40
+
+
 def test_a_read_only_install_still_imports_and_runs(tmp_path):
     """Neither the package folder nor the user's cache folder can be written (here: a file stands
     where each folder would be made): the cache falls back to a private temporary folder."""

@@ -21,7 +21,21 @@ from nertz_env.engine.cache import ensure_cache_dir, stamp_compiled
 
 ensure_cache_dir()  # before any kernel below is decorated: a read-only install still caches
 
-from nertz_env.engine import batch, compose, core, masks, match, moves, notice, observe, rng, tick, views, warm  # noqa: E402
+from nertz_env.engine import (  # noqa: E402
+    batch,
+    compose,
+    core,
+    masks,
+    match,
+    moves,
+    notice,
+    observe,
+    races,
+    rng,
+    tick,
+    views,
+    warm,
+)
 from nertz_env.engine.batch import (  # noqa: E402
     Buffers,
     deal_batch,
@@ -84,7 +98,7 @@ from nertz_env.engine.tick import step  # noqa: E402
 from nertz_env.engine.views import raw  # noqa: E402
 
 # An edit to any engine source recompiles every engine kernel (each may inline any other file).
-for _module in (batch, compose, core, masks, match, moves, observe, rng, tick, views):
+for _module in (batch, compose, core, masks, match, moves, observe, races, rng, tick, views):
     stamp_compiled(vars(_module))
 
 notice.install()  # a first run compiles the engine (and the agents' kernels): say so on stderr
