@@ -30,7 +30,7 @@ e. peers, when installed (``pip install 'nertz-env[bench]'`` and pygame for Pett
 Also the numba compile time of the vector env on first use, measured in a subprocess with an
 empty ``NUMBA_CACHE_DIR``, and the start-up once the cache is filled.
 
-Usage: ``nertz bench [--json out.json] [--repeats 5] [--quick] [--doors-only | --no-doors]`` (or
+Usage: ``nertz bench [--json out.json] [--repeats 5] [--quick] [--doors-only | --no-doors] [--no-compile]`` (or
 ``python -m nertz_env.benchmarks.throughput``)
 """
 
@@ -311,7 +311,9 @@ def others(args: argparse.Namespace, batches: Sequence[int], repeats: int, secon
     add("OpenSpiel crazy_eights (C++, 4 players)", "peer", openspiel("crazy_eights", repeats, seconds), "crazy8")
 
     compile_info: dict[str, Any] | str = "skipped (--quick)"
-    if not args.quick:
+    if args.no_compile:
+        compile_info = "skipped (--no-compile)"
+    elif not args.quick:
         print("measuring compile time in a subprocess with an empty NUMBA_CACHE_DIR...", file=sys.stderr)
         compile_info = compile_time()
     return compile_info
@@ -331,6 +333,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz bench") -> int:
         "--door-batch", type=at_least(1), default=1024, help="games of the TorchRL and Gymnasium batched envs"
     )
     ap.add_argument("--no-doors", action="store_true", help="leave out the TorchRL and Gymnasium rows")
+    ap.add_argument("--no-compile", action="store_true", help="leave out the compile-time run")
     ap.add_argument(
         "--doors-only", action="store_true", help="only the TorchRL and Gymnasium rows (with the parallel API's)"
     )
