@@ -4,8 +4,9 @@
 tick (R3). In general it asks the same ``core.legal_row`` about every catalogue row that could be
 legal. The standard game (the standard catalogue, and every option of R3, R4.3, R4.4 and R4.8 at
 its default; decided once per call) takes a specialised path instead, per source and target:
-each source card is judged once against each destination, with the same R4 helpers, and writes
-the row it decides. ``tests/test_vector.py`` holds the two paths equal.
+each source card is judged once against each destination, with the same R4 helpers
+(``builds_on``, ``fits_foundation``), and writes the row it decides. ``tests/test_vector.py``
+holds the two paths equal.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from nertz_env.engine.constants import (
     WASTE,
     WORK_SOURCE,
 )
-from nertz_env.engine.core import fits_foundation, legal_row, moves_take_time, waits_only
+from nertz_env.engine.core import builds_on, fits_foundation, legal_row, moves_take_time, waits_only
 from nertz_env.engine.state import RUNNING
 from nertz_env.engine.views import raw, raw_state
 
@@ -47,18 +48,6 @@ from nertz_env.engine.views import raw, raw_state
 # layout's figures (0 if the catalogue is another).
 PLAN_FIRST, PLAN_KIND, PLAN_SOURCE, PLAN_DEST, PLAN_N, PLAN_COUNT, PLAN_STANDARD_WORK, PLAN_STANDARD_UNDER = range(8)
 PLAN_COLUMNS = 8
-
-# R4.3 by classes: a card's class is ``2 * rank + red``, and the class a card accepts on a work pile
-# is one rank lower in the other colour: ``builds_on(c, onto)`` is ``CLASS[c] == ACCEPTS[onto]``.
-_CLASS = np.array([2 * (c % 13 + 1) + (c // 13 in (1, 2)) for c in range(52)], np.int8)
-_ACCEPTS = np.array([2 * (c % 13) + (c // 13 not in (1, 2)) for c in range(52)], np.int8)
-
-
-@njit(cache=True, inline="always")
-def _on(card, onto) -> bool:
-    """``core.builds_on`` for two cards (both >= 0) by their classes."""
-    return _CLASS[card] == _ACCEPTS[onto]
-
 
 def standard_layout(table: np.ndarray) -> tuple[int, bool]:
     """``(work piles, has UNDER rows)`` if ``table`` is the standard catalogue (``ActionCatalogue``
@@ -185,11 +174,11 @@ def _standard_mask(s, b, p, n_work, under, mask):
             mask[onto + n_work + j] = waste_top >= 0
             continue
         top = work[j, h - 1]
-        mask[onto + j] = nertz_top >= 0 and _on(nertz_top, top)
-        mask[onto + n_work + j] = waste_top >= 0 and _on(waste_top, top)
+        mask[onto + j] = nertz_top >= 0 and builds_on(nertz_top, top)
+        mask[onto + n_work + j] = waste_top >= 0 and builds_on(waste_top, top)
         if under and any_empty:
-            mask[slide + j] = nertz_top >= 0 and _on(work[j, 0], nertz_top)
-            mask[slide + n_work + j] = waste_top >= 0 and _on(work[j, 0], waste_top)
+            mask[slide + j] = nertz_top >= 0 and builds_on(work[j, 0], nertz_top)
+            mask[slide + n_work + j] = waste_top >= 0 and builds_on(work[j, 0], waste_top)
     _standard_blocks(work, work_len, n_work, slide + 2 * n_work if under else slide, mask)
 
 
@@ -210,7 +199,7 @@ def _standard_blocks(work, work_len, n_work, first, mask):
             elif held > 0:
                 top = work[j, h - 1]
                 for t in range(held):
-                    mask[a + t] = _on(work[i, held - 1 - t], top)
+                    mask[a + t] = builds_on(work[i, held - 1 - t], top)
             a += 13
 
 
