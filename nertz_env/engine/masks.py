@@ -49,6 +49,7 @@ from nertz_env.engine.views import raw, raw_state
 PLAN_FIRST, PLAN_KIND, PLAN_SOURCE, PLAN_DEST, PLAN_N, PLAN_COUNT, PLAN_STANDARD_WORK, PLAN_STANDARD_UNDER = range(8)
 PLAN_COLUMNS = 8
 
+
 def standard_layout(table: np.ndarray) -> tuple[int, bool]:
     """``(work piles, has UNDER rows)`` if ``table`` is the standard catalogue (``ActionCatalogue``
     without R4.8 rows, with or without slide-under), else ``(0, False)``."""
@@ -103,9 +104,10 @@ def _standard_game(cfg, plan) -> bool:
     """The standard catalogue (``mask_plan``) and every option its fast path leaves out at its
     default: no R3 timing, R4.3 blocks and aces as standard, R4.4 any card fills a space, no R4.8."""
     return (
-        plan[0, PLAN_STANDARD_WORK] == cfg[C_WORK] and cfg[C_TURN_BASED] == 0 and not moves_take_time(cfg)
+        plan.shape[0] > 0 and plan[0, PLAN_STANDARD_WORK] == cfg[C_WORK]
+        and cfg[C_TURN_BASED] == 0 and not moves_take_time(cfg) and cfg[C_BUILDS] == 0
         and cfg[C_BLOCKS] == BLOCKS_ANY and cfg[C_ACES_TO_WORK] != 0 and cfg[C_FILL_ANY] != 0
-        and cfg[C_FILL_WASTE] != 0 and cfg[C_NERTZ_TO_WORK] != 0 and cfg[C_BUILDS] == 0
+        and cfg[C_FILL_WASTE] != 0 and cfg[C_NERTZ_TO_WORK] != 0
     )  # fmt: skip
 
 
