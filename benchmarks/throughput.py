@@ -30,7 +30,7 @@ e. peers, when installed (``pip install 'nertz-env[bench]'`` and pygame for Pett
 Also the numba compile time of the vector env on first use, measured in a subprocess with an
 empty ``NUMBA_CACHE_DIR``, and the start-up once the cache is filled.
 
-Usage: ``nertz bench [--json out.json] [--repeats 5] [--quick] [--doors-only]`` (or
+Usage: ``nertz bench [--json out.json] [--repeats 5] [--quick] [--doors-only | --no-doors] [--no-compile]`` (or
 ``python -m nertz_env.benchmarks.throughput``)
 """
 
@@ -231,15 +231,26 @@ _FIRST_USE = (
 
 
 def compile_time(threads: int = 1) -> dict[str, float]:
-    """Seconds from import to the first step with an empty numba cache, then with it filled."""
+    """Seconds from import to the first step with an empty numba cache, then with it filled; and
+    the CPU seconds of the first (on a busy machine the fairer figure)."""
+    try:
+        import resource
+    except ImportError:  # not on Windows: no CPU figure
+        resource = None
     code = _FIRST_USE.format(threads=threads)
     with tempfile.TemporaryDirectory(prefix="nertz-numba-") as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache}
-        times = []
+        times, cpu = [], []
         for _ in range(2):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN) if resource else None
             out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
             times.append(float(out.stdout.strip().splitlines()[-1]))
-    return {"first_use_s": times[0], "cached_s": times[1]}
+            if resource:
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+            else:
+                cpu.append(float("nan"))
+    return {"first_use_s": times[0], "cached_s": times[1], "first_use_cpu_s": cpu[0]}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -300,7 +311,9 @@ def others(args: argparse.Namespace, batches: Sequence[int], repeats: int, secon
     add("OpenSpiel crazy_eights (C++, 4 players)", "peer", openspiel("crazy_eights", repeats, seconds), "crazy8")
 
     compile_info: dict[str, Any] | str = "skipped (--quick)"
-    if not args.quick:
+    if args.no_compile:
+        compile_info = "skipped (--no-compile)"
+    elif not args.quick:
         print("measuring compile time in a subprocess with an empty NUMBA_CACHE_DIR...", file=sys.stderr)
         compile_info = compile_time()
     return compile_info
@@ -319,6 +332,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz bench") -> int:
     ap.add_argument(
         "--door-batch", type=at_least(1), default=1024, help="games of the TorchRL and Gymnasium batched envs"
     )
+    ap.add_argument("--no-doors", action="store_true", help="leave out the TorchRL and Gymnasium rows")
+    ap.add_argument("--no-compile", action="store_true", help="leave out the compile-time run")
     ap.add_argument(
         "--doors-only", action="store_true", help="only the TorchRL and Gymnasium rows (with the parallel API's)"
     )
@@ -340,11 +355,12 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz bench") -> int:
     from nertz_env.benchmarks.doors import gym_vector_env, torchrl_env
 
     b = args.door_batch
-    add("TorchRL PettingZooWrapper(nertz_v0)", "nertz", torchrl_env(False, b, repeats, seconds))
-    add(f"NertzTorchRLEnv B={b} (TorchRL EnvBase)", "nertz", torchrl_env(True, b, repeats, seconds))
-    add(f"NertzTorchRLEnv B={b}, int8, no state", "nertz", torchrl_env(True, b, repeats, seconds, lean=True))
-    add("Gymnasium SyncVectorEnv(NertzSingle) x8", "nertz", gym_vector_env(False, 8, repeats, seconds))
-    add(f"NertzGymVectorEnv B={b} (Gymnasium VectorEnv)", "nertz", gym_vector_env(True, b, repeats, seconds))
+    if not args.no_doors:
+        add("TorchRL PettingZooWrapper(nertz_v0)", "nertz", torchrl_env(False, b, repeats, seconds))
+        add(f"NertzTorchRLEnv B={b} (TorchRL EnvBase)", "nertz", torchrl_env(True, b, repeats, seconds))
+        add(f"NertzTorchRLEnv B={b}, int8, no state", "nertz", torchrl_env(True, b, repeats, seconds, lean=True))
+        add("Gymnasium SyncVectorEnv(NertzSingle) x8", "nertz", gym_vector_env(False, 8, repeats, seconds))
+        add(f"NertzGymVectorEnv B={b} (Gymnasium VectorEnv)", "nertz", gym_vector_env(True, b, repeats, seconds))
     if args.doors_only:  # the batched env itself, for reference
         add(f"NertzVectorEnv B={b}, obs+masks", "nertz", nertz_vector(b, repeats, seconds))
     compile_info = "skipped (--doors-only)" if args.doors_only else others(args, batches, repeats, seconds, add)
@@ -353,7 +369,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz bench") -> int:
     print()
     if isinstance(compile_info, dict):
         print(
-            f"numba compile on first use (import to first step, empty cache): {compile_info['first_use_s']:.1f} s; "
+            f"numba compile on first use (import to first step, empty cache): {compile_info['first_use_s']:.1f} s "
+            f"({compile_info['first_use_cpu_s']:.1f} s of CPU); "
             f"with the cache filled: {compile_info['cached_s']:.2f} s"
         )
     else:

@@ -13,7 +13,8 @@ import pytest
 from nertz_env import engine
 from nertz_env.config import NertzConfig
 from nertz_env.engine import AIR_CARD, AIR_KIND, AIR_TICKS, legal_mask, mask_plan
-from nertz_env.engine.masks import legal_masks
+from nertz_env.engine import masks as masks_module
+from nertz_env.engine.masks import legal_masks, standard_layout
 from nertz_env.engine.views import raw, raw_state
 from nertz_env.game import Game
 from nertz_env.vector import NertzVectorEnv, sample_legal
@@ -171,6 +172,25 @@ def test_fast_masks_and_observations_match_the_rules():
     again = np.zeros_like(masks[0])
     legal_masks(s, 0, cfg, table[shuffled].copy(), mask_plan(table[shuffled].copy()), again)
     assert (again == masks[0][:, shuffled]).all()
+
+
+@pytest.mark.parametrize(
+    "rules, standard",
+    [({"slide_under": False, "work_piles": 4}, True), ({"work_piles": 6, "num_players": 2}, True),
+     ({"nertz_to_work": False}, False), ({"nertz_builds": True}, False)],
+)  # fmt: skip
+def test_the_standard_path_of_the_masks_matches_the_rules(rules, standard):
+    """The standard game's masks go per source and target (``masks._standard_mask``), every other
+    through the plan; both equal ``core.legal_mask`` (R4) on every table of random play."""
+    env = NertzVectorEnv(4, seed=5, max_cycles=300, **rules)
+    work, _under = standard_layout(env.catalogue.table)
+    assert (work == env.config.work_piles) == ("nertz_builds" not in rules)  # R4.8 rows: another catalogue
+    assert masks_module._standard_game(env.config.packed, mask_plan(env.catalogue.table)) == standard
+    obs, masks = env.reset()
+    for _ in range(300):
+        for g in range(env.num_envs):
+            assert_masks_and_observations(env, g, obs, masks, observations=False)
+        obs, masks, *_ = env.step(env.sample_actions())
 
 
 @pytest.mark.parametrize("timing", [{"turn_based": True}, {"move_ticks": {"foundation": 3, "call": 2, "draw": 2}},

@@ -1,8 +1,12 @@
 """Legal-action masks (R4) of every player of a game, over the action catalogue.
 
-``legal_masks`` is ``core.legal_mask`` for every player at once: it asks the same
-``core.legal_row`` about every catalogue row that could be legal, on the table at the start of the
-tick (R3).
+``legal_masks`` is ``core.legal_mask`` for every player at once, on the table at the start of the
+tick (R3). In general it asks the same ``core.legal_row`` about every catalogue row that could be
+legal. The standard game (the standard catalogue, and every option of R3, R4.3, R4.4 and R4.8 at
+its default; decided once per call) takes a specialised path instead, per source and target:
+each source card is judged once against each destination, with the same R4 helpers
+(``builds_on``, ``fits_foundation``), and writes the row it decides. ``tests/test_vector.py``
+holds the two paths equal.
 """
 
 from __future__ import annotations
@@ -11,8 +15,19 @@ import numpy as np
 from numba import njit
 
 from nertz_env.engine.constants import (
+    BLOCKS_ANY,
+    C_ACES_TO_WORK,
+    C_BLOCKS,
+    C_BUILDS,
+    C_FILL_ANY,
+    C_FILL_WASTE,
+    C_NERTZ_TO_WORK,
     C_PLAYERS,
+    C_TURN_BASED,
     C_WORK,
+    CALL,
+    DRAW,
+    NERTZ,
     T_COUNT,
     T_DEST,
     T_KIND,
@@ -22,20 +37,53 @@ from nertz_env.engine.constants import (
     TO_WORK,
     UNDER,
     WAIT,
+    WASTE,
     WORK_SOURCE,
 )
-from nertz_env.engine.core import legal_row, waits_only
+from nertz_env.engine.core import builds_on, fits_foundation, legal_row, moves_take_time, waits_only
 from nertz_env.engine.state import RUNNING
 from nertz_env.engine.views import raw, raw_state
 
+# The columns of a plan (``mask_plan``): a run of catalogue rows, and on every row the standard
+# layout's figures (0 if the catalogue is another).
+PLAN_FIRST, PLAN_KIND, PLAN_SOURCE, PLAN_DEST, PLAN_N, PLAN_COUNT, PLAN_STANDARD_WORK, PLAN_STANDARD_UNDER = range(8)
+PLAN_COLUMNS = 8
+
+
+def standard_layout(table: np.ndarray) -> tuple[int, bool]:
+    """``(work piles, has UNDER rows)`` if ``table`` is the standard catalogue (``ActionCatalogue``
+    without R4.8 rows, with or without slide-under), else ``(0, False)``."""
+    n_work = int((table[:, T_KIND] == TO_FOUNDATION).sum()) - 2
+    if n_work < 1:
+        return 0, False
+    blocks = [(TO_WORK, WORK_SOURCE + i, j, n) for i in range(n_work) for j in range(n_work) if i != j
+              for n in range(1, 14)]  # fmt: skip
+    for under in (False, True):
+        rows = [(WAIT, 0, 0, 0), (DRAW, 0, 0, 0), (CALL, 0, 0, 0)]
+        rows += [(TO_FOUNDATION, src, 0, 1) for src in range(WORK_SOURCE + n_work)]
+        for kind in (TO_WORK, UNDER) if under else (TO_WORK,):
+            rows += [(kind, src, j, 1) for src in (NERTZ, WASTE) for j in range(n_work)]
+        standard = np.array(rows + blocks, np.int64)
+        if table.shape == standard.shape and (table == standard).all():
+            return n_work, under
+    return 0, False
+
+
+def mask_plan(table: np.ndarray) -> np.ndarray:
+    """The catalogue ``table`` as runs for ``legal_masks``: one row ``(first, kind, source,
+    destination, n, count, standard work piles, standard under)`` per run of catalogue rows
+    ``first .. first + count - 1``. A run is one row, or the moves of blocks of ``n, n + 1, ...``
+    cards between the same two work piles. The last two columns are ``standard_layout(table)`` on
+    every row."""
+    plan = _runs(table)
+    plan[:, PLAN_STANDARD_WORK], plan[:, PLAN_STANDARD_UNDER] = standard_layout(table)
+    return plan
+
 
 @njit(cache=True)
-def mask_plan(table):
-    """The catalogue ``table`` as runs for ``legal_masks``: one row ``(first, kind, source,
-    destination, n, count)`` per run of catalogue rows ``first .. first + count - 1``. A run is one
-    row, or the moves of blocks of ``n, n + 1, ...`` cards between the same two work piles."""
+def _runs(table):
     n_rows = table.shape[0]
-    plan = np.empty((n_rows, 6), np.int16)
+    plan = np.zeros((n_rows, PLAN_COLUMNS), np.int16)
     g, a = 0, 0
     while a < n_rows:
         kind, src, dst, n = table[a, T_KIND], table[a, T_SOURCE], table[a, T_DEST], table[a, T_COUNT]
@@ -51,23 +99,35 @@ def mask_plan(table):
     return plan[:g].copy()
 
 
+@njit(cache=True, inline="always")
+def _standard_game(cfg, plan) -> bool:
+    """The standard catalogue (``mask_plan``) and every option its fast path leaves out at its
+    default: no R3 timing, R4.3 blocks and aces as standard, R4.4 any card fills a space, no R4.8."""
+    return (
+        plan.shape[0] > 0 and plan[0, PLAN_STANDARD_WORK] == cfg[C_WORK]
+        and cfg[C_TURN_BASED] == 0 and not moves_take_time(cfg) and cfg[C_BUILDS] == 0
+        and cfg[C_BLOCKS] == BLOCKS_ANY and cfg[C_ACES_TO_WORK] != 0 and cfg[C_FILL_ANY] != 0
+        and cfg[C_FILL_WASTE] != 0 and cfg[C_NERTZ_TO_WORK] != 0
+    )  # fmt: skip
+
+
 @njit(cache=True)
 def legal_masks(s, b, cfg, table, plan, out):
     """Every player's mask of game ``b`` over the catalogue ``table`` into ``out[P, N]`` (int8):
-    row ``p`` equals ``core.legal_mask(s, b, p, ...)``, asked of the same ``core.legal_row``.
-    ``plan`` is ``mask_plan(table)``: a run of block moves is asked only about the blocks the
-    source pile holds (the others have no card to move)."""
+    row ``p`` equals ``core.legal_mask(s, b, p, ...)``. ``plan`` is ``mask_plan(table)``: the
+    standard game goes per source and target (``_standard_mask``), any other asks ``legal_row``
+    about the rows of the plan's runs that could be legal (``_plan_mask``)."""
     s = raw_state(s)
     cfg, table, plan, out = raw(cfg), raw(table), raw(plan), raw(out)
-    n_players, n_work = cfg[C_PLAYERS], cfg[C_WORK]
+    n_players = cfg[C_PLAYERS]
     n_actions = table.shape[0]
     if s.ended[b] != RUNNING:
         for p in range(n_players):
             for a in range(n_actions):
                 out[p, a] = table[a, T_KIND] == WAIT
         return
-    tops = s.foundation_tops[b]
-    nertz, nertz_len = s.nertz, s.nertz_len  # the targets of R4.8 (whole: raw, so no view is made)
+    standard = _standard_game(cfg, plan)
+    under = plan[0, PLAN_STANDARD_UNDER] != 0
     for p in range(n_players):
         mask = out[p]
         if waits_only(s, b, p, cfg):  # R3 timing options: off turn, or a move in the air
@@ -76,50 +136,127 @@ def legal_masks(s, b, cfg, table, plan, out):
             continue
         for a in range(n_actions):
             mask[a] = 0
-        k = s.nertz_len[b, p]
-        nertz_top = np.int64(s.nertz[b, p, k - 1]) if k > 0 else np.int64(-1)  # the Nertz top, -1 if none
-        k = s.waste_len[b, p]
-        waste_top = np.int64(s.waste[b, p, k - 1]) if k > 0 else np.int64(-1)
-        work, work_len = s.work[b, p], s.work_len[b, p]
-        any_empty = False
+        if standard:
+            _standard_mask(s, b, p, cfg[C_WORK], under, mask)
+        else:
+            _plan_mask(s, b, p, cfg, plan, mask)
+
+
+@njit(cache=True, inline="always")
+def _standard_mask(s, b, p, n_work, under, mask):
+    """Player ``p``'s mask in the standard game (``_standard_game``) into ``mask`` (zero), row by
+    row of the standard catalogue: every source card judged against each destination once."""
+    tops = s.foundation_tops[b]
+    k = s.nertz_len[b, p]
+    nertz_top = np.int64(s.nertz[b, p, k - 1]) if k > 0 else np.int64(-1)
+    k = s.waste_len[b, p]
+    waste_top = np.int64(s.waste[b, p, k - 1]) if k > 0 else np.int64(-1)
+    work, work_len = s.work[b, p], s.work_len[b, p]
+    any_empty = False
+    for j in range(n_work):
+        any_empty = any_empty or work_len[j] == 0
+    mask[0] = True  # R4.7 WAIT
+    mask[1] = s.stock_len[b, p] > 0 or k > 0  # R4.1 DRAW
+    mask[2] = nertz_top < 0  # R4.6 CALL
+    first = 3  # R4.2: the Nertz top, the waste top, each work pile's top to a foundation
+    if nertz_top >= 0:
+        mask[first] = fits_foundation(nertz_top, tops)
+    if waste_top >= 0:
+        mask[first + 1] = fits_foundation(waste_top, tops)
+    for i in range(n_work):
+        h = np.int64(work_len[i])
+        if h > 0:
+            mask[first + 2 + i] = fits_foundation(work[i, h - 1], tops)
+    onto = first + 2 + n_work  # R4.3, R4.4: the Nertz top, then the waste top, onto each work pile
+    slide = onto + 2 * n_work  # R4.5: under each work pile, when a space is open
+    for j in range(n_work):
+        h = np.int64(work_len[j])
+        if h == 0:
+            mask[onto + j] = nertz_top >= 0
+            mask[onto + n_work + j] = waste_top >= 0
+            continue
+        top = work[j, h - 1]
+        mask[onto + j] = nertz_top >= 0 and builds_on(nertz_top, top)
+        mask[onto + n_work + j] = waste_top >= 0 and builds_on(waste_top, top)
+        if under and any_empty:
+            mask[slide + j] = nertz_top >= 0 and builds_on(work[j, 0], nertz_top)
+            mask[slide + n_work + j] = waste_top >= 0 and builds_on(work[j, 0], waste_top)
+    _standard_blocks(work, work_len, n_work, slide + 2 * n_work if under else slide, mask)
+
+
+@njit(cache=True, inline="always")
+def _standard_blocks(work, work_len, n_work, first, mask):
+    """R4.3, R4.4: blocks of ``n = 1 .. held`` cards from work pile ``i`` onto pile ``j != i``, 13
+    rows per pair from ``first``: onto a space any block, else the block whose bottom builds on."""
+    a = first
+    for i in range(n_work):
+        held = np.int64(work_len[i])
         for j in range(n_work):
-            if work_len[j] == 0:
-                any_empty = True
-        can_draw = s.stock_len[b, p] > 0 or k > 0
-        for g in range(plan.shape[0]):
-            a, kind, n = np.int64(plan[g, 0]), plan[g, 1], np.int64(plan[g, 4])
-            src, dst = np.int64(plan[g, 2]), np.int64(plan[g, 3])
-            # The kind is a constant where it is known, so each inlined copy of legal_row keeps
-            # only its own branch.
-            if kind == TO_WORK and src >= WORK_SOURCE:
-                held = np.int64(work_len[src - WORK_SOURCE])
-                for t in range(min(np.int64(plan[g, 5]), held - n + 1)):
-                    mask[a + t] = legal_row(
-                        TO_WORK, src, dst, n + t, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg,
-                        b, p, nertz, nertz_len,
-                    )  # fmt: skip
-            elif kind == TO_WORK:
-                mask[a] = legal_row(
-                    TO_WORK, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg, b, p,
-                    nertz, nertz_len
-                )
-            elif kind == TO_FOUNDATION:
-                mask[a] = legal_row(
-                    TO_FOUNDATION, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg,
+            if j == i:
+                continue
+            h = np.int64(work_len[j])
+            if h == 0:
+                for t in range(held):
+                    mask[a + t] = True
+            elif held > 0:
+                top = work[j, h - 1]
+                for t in range(held):
+                    mask[a + t] = builds_on(work[i, held - 1 - t], top)
+            a += 13
+
+
+@njit(cache=True, inline="always")
+def _plan_mask(s, b, p, cfg, plan, mask):
+    """Player ``p``'s mask into ``mask`` (zero): ``legal_row`` asked about every catalogue row of
+    the plan's runs that could be legal (a run of block moves only about the blocks the source
+    pile holds)."""
+    n_work = cfg[C_WORK]
+    tops = s.foundation_tops[b]
+    nertz, nertz_len = s.nertz, s.nertz_len  # the targets of R4.8 (whole: raw, so no view is made)
+    k = s.nertz_len[b, p]
+    nertz_top = np.int64(s.nertz[b, p, k - 1]) if k > 0 else np.int64(-1)  # the Nertz top, -1 if none
+    k = s.waste_len[b, p]
+    waste_top = np.int64(s.waste[b, p, k - 1]) if k > 0 else np.int64(-1)
+    work, work_len = s.work[b, p], s.work_len[b, p]
+    any_empty = False
+    for j in range(n_work):
+        if work_len[j] == 0:
+            any_empty = True
+    can_draw = s.stock_len[b, p] > 0 or k > 0
+    for g in range(plan.shape[0]):
+        a, kind, n = np.int64(plan[g, 0]), plan[g, 1], np.int64(plan[g, 4])
+        src, dst = np.int64(plan[g, 2]), np.int64(plan[g, 3])
+        # The kind is a constant where it is known, so each inlined copy of legal_row keeps
+        # only its own branch.
+        if kind == TO_WORK and src >= WORK_SOURCE:
+            held = np.int64(work_len[src - WORK_SOURCE])
+            for t in range(min(np.int64(plan[g, 5]), held - n + 1)):
+                mask[a + t] = legal_row(
+                    TO_WORK, src, dst, n + t, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg,
                     b, p, nertz, nertz_len,
                 )  # fmt: skip
-            elif kind == UNDER:
-                mask[a] = legal_row(
-                    UNDER, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg, b, p,
-                    nertz, nertz_len
-                )
-            elif kind == TO_NERTZ:
-                mask[a] = legal_row(
-                    TO_NERTZ, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg,
-                    b, p, nertz, nertz_len,
-                )  # fmt: skip
-            else:
-                mask[a] = legal_row(
-                    kind, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg, b, p,
-                    nertz, nertz_len
-                )
+        elif kind == TO_WORK:
+            mask[a] = legal_row(
+                TO_WORK, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg, b, p,
+                nertz, nertz_len
+            )
+        elif kind == TO_FOUNDATION:
+            mask[a] = legal_row(
+                TO_FOUNDATION, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg,
+                b, p, nertz, nertz_len,
+            )  # fmt: skip
+        elif kind == UNDER:
+            mask[a] = legal_row(
+                UNDER, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg, b, p,
+                nertz, nertz_len
+            )
+        elif kind == TO_NERTZ:
+            mask[a] = legal_row(
+                TO_NERTZ, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg,
+                b, p, nertz, nertz_len,
+            )  # fmt: skip
+        else:
+            mask[a] = legal_row(
+                kind, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg, b, p,
+                nertz, nertz_len
+            )

@@ -70,6 +70,18 @@ from nertz_env.engine.state import (
 )
 
 
+@njit(cache=True, inline="always")
+def _draws(cards, d) -> int:
+    """``ceil(cards / d)``: the DRAWs that turn ``cards`` (>= 0) over ``d`` at a time (R4.1), by a
+    constant divisor for the draws of the rules (3 or 1)."""
+    n = np.int64(cards)
+    if d == 3:
+        return (n + 2) // 3
+    if d == 1:
+        return n
+    return (n + d - 1) // d
+
+
 @njit(cache=True)
 def stall_limit(s, b, cfg) -> int:
     """R5: ticks for every player to turn through all of their stock and waste once from the table
@@ -83,7 +95,7 @@ def stall_limit(s, b, cfg) -> int:
     d = cfg[C_DRAW]
     most = 0
     for p in range(cfg[C_PLAYERS]):
-        most = max(most, (s.stock_len[b, p] + d - 1) // d + 1 + (s.waste_len[b, p] + d - 1) // d)
+        most = max(most, _draws(s.stock_len[b, p], d) + 1 + _draws(s.waste_len[b, p], d))
     period = cfg[C_TICKS + DRAW]
     if cfg[C_TURN_BASED] != 0:
         period = (period + cfg[C_PLAYERS] - 1) // cfg[C_PLAYERS] * cfg[C_PLAYERS]

@@ -1,0 +1,34 @@
+"""``nertz_env.benchmarks.compare``: what ``--against`` accepts and how the report reads (the
+workloads themselves are timed only by the benchmark, never in tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nertz_env.benchmarks import compare
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_against_a_folder_holding_a_source_tree():
+    assert compare.source_tree(str(ROOT)) == ROOT
+
+
+@pytest.mark.parametrize("against", ["no-such-revision-anywhere", "tests"])
+def test_against_anything_else_is_refused_by_name(against, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(SystemExit, match=f"--against '{against}'"):
+        compare.source_tree(against)
+
+
+def test_the_report_gives_each_workload_both_medians_and_their_ratio():
+    medians = {"this": {k: 300.0 for k in compare.NAMES}, "other": {k: 200.0 for k in compare.NAMES}}
+    medians["this"]["engine"] = 100.0
+    report = {"medians": medians, "ratios": {k: medians["this"][k] / medians["other"][k] for k in compare.NAMES}}
+    lines = compare.table(report).splitlines()
+    assert len(lines) == 2 + len(compare.NAMES)
+    engine = next(line for line in lines if line.startswith(compare.NAMES["engine"]))
+    assert engine.split()[-3:] == ["100", "200", "0.50"]
+    assert all(line.endswith("1.50") for line in lines[2:] if line is not engine)
