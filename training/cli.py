@@ -6,6 +6,7 @@ harness, the tournaments, the benchmark and the trainers.
     nertz eval --agents heuristic greedy greedy greedy --hands 2000
     nertz tournament --format ladder --agents heuristic greedy greedy random --seed 0
     nertz bench --quick
+    nertz benchmark eval --task nertz-4p --agent heuristic
     nertz train selfplay --total-steps 200000
 
 Every argument is checked before any work starts; a mistake is one line on stderr and exit code 2
@@ -24,6 +25,7 @@ _FRONT_ENDS = {
     "eval": ("the evaluation harness: duplicate deals, intervals, ratings", "nertz_env.training.evaluate"),
     "tournament": ("a single elimination or table ladder tournament (R8)", "nertz_env.training.tournament"),
     "bench": ("the throughput benchmark", "nertz_env.benchmarks.throughput"),
+    "benchmark": ("the benchmark's tasks, evaluation protocol and exploitability", "nertz_env.training.benchmark"),
 }
 _TRAINERS = {"selfplay": "nertz_env.training.train_selfplay", "sb3": "nertz_env.training.train_sb3"}
 
