@@ -169,3 +169,22 @@ def test_table_marks_every_missing_row_with_its_reason_and_command(tmp_path):
     assert len(rows) == len(tasks.names()) * 4 * 3
     assert all("not run: test" in r and "python -m nertz_env.training.reference --task" in r for r in rows)
     assert all(r.count("|") == rows[0].count("|") for r in rows)
+
+
+def test_cli_eval_writes_the_protocol_json(tmp_path, capsys):
+    from nertz_env.training.benchmark import SCHEMA, main
+
+    out = tmp_path / "r.json"
+    assert main(["eval", "--task", "nertz-2p", "--agent", "greedy", "--deals", "2", "--quiet", "--out", str(out)]) == 0
+    rec = json.loads(out.read_text())
+    assert rec["schema"] == SCHEMA and [r["opponent"] for r in rec["results"]] == list(tasks.POOL)
+    assert rec["cross_play"] == [] and "nertz-2p v1" in capsys.readouterr().out
+
+
+def test_cli_exploit_names_the_known_tasks_on_a_bad_one(capsys):
+    pytest.importorskip("torch", reason="the best responder trains with torch (extra: training)")
+    from nertz_env.training.cli import main
+
+    with pytest.raises(SystemExit) as err:
+        main(["benchmark", "exploit", "--task", "go", "--agent", "greedy"])
+    assert err.value.code == 2 and "nertz-partners-4p" in capsys.readouterr().err
