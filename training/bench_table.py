@@ -44,8 +44,10 @@ def row(task: str, algo: str, seed: int, rec: dict[str, Any] | None, reason: str
     """One row of the table (markdown)."""
     cmd = f"`{command_line(task, algo, seed)}`"
     if rec is None or "final" not in rec:
-        done = f" ({len(rec['curve'])} checkpoints so far)" if rec else ""
-        return f"| {task} | {algo} | {seed} | {reason}{done} |" + " |" * (2 + len(tasks.POOL)) + f" {cmd} |"
+        if rec:  # stopped part way: what the JSON holds, and the same command resumes it
+            reason = f"partly run ({len(rec['curve'])} curve points, {rec['train_s']:.0f} s), no final protocol yet; "\
+                     f"{reason.removeprefix('not run: ')}"
+        return f"| {task} | {algo} | {seed} | {reason} |" + " |" * (2 + len(tasks.POOL)) + f" {cmd} |"
     by_opp = {r["opponent"]: r for r in rec["final"]["results"]}
     wins = " | ".join(_ci(by_opp[o]["win_share"], by_opp[o]["win_ci"]) for o in rec["final"]["pool"])
     ex = rec.get("exploit")

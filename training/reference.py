@@ -74,7 +74,8 @@ def trainer_command(algo: str, task: tasks.Task, seed: int, steps: int, upto: in
         ckpt = next(run_dir.glob("*/checkpoint.zip"), None)
         head = ["--resume", str(ckpt)] if ckpt is not None else [
             "--mode", "selfplay", "--seed", str(seed), "--num-players", p, "--num-envs", "8", "--n-steps", "64",
-            "--batch-size", "512", "--eval-every", "0", "--out-dir", str(run_dir), *_rules(task)]  # fmt: skip
+            "--batch-size", "512", "--eval-every", "0", "--save-every", "1000", "--out-dir", str(run_dir),
+            *_rules(task)]  # fmt: skip
         return [*py, "nertz_env.training.train_sb3", *head, "--total-steps", str(upto), "--progress", "false"]
     raise ValueError(f"unknown algorithm {algo!r}: choose one of {', '.join(ALGOS)}")
 
