@@ -123,11 +123,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-plots", action="store_true", help="the table only")
     args = ap.parse_args(argv)
     records = load(Path(args.results))
-    write_page(Path(args.page), table(records, args.reason))
-    print(f"wrote the table of {len(records)} runs into {args.page}")
-    if not args.no_plots:
-        for path in plot(records, Path(args.results).parent):
-            print(f"wrote {path}")
+    page = Path(args.page)
+    plots = [] if args.no_plots else plot(records, Path(args.results).parent)
+    figures = [f"![{p.stem.removeprefix('curves_')}: learning curves]({p.relative_to(page.parent).as_posix()})"
+               for p in plots]  # fmt: skip
+    write_page(page, "\n\n".join([table(records, args.reason), *figures]))
+    print(f"wrote the table of {len(records)} runs{' and ' + str(len(plots)) + ' plots' if plots else ''} into {page}")
     return 0
 
 

@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> Path:
     per_rollout = args.num_envs * args.num_steps * p
     end = args.total_steps if not args.stop_after else min(args.total_steps, steps + args.stop_after)
     rollouts = max(0, -(-(end - steps) // per_rollout))
-    began, recent = time.perf_counter(), []
+    began, rollouts_done = time.perf_counter(), 0
     if rollouts:
         frames = args.num_envs * args.num_steps
         collector = Collector(env, actor, frames_per_batch=frames, total_frames=rollouts * frames,
@@ -185,8 +185,8 @@ def main(argv: list[str] | None = None) -> Path:
             steps += per_rollout
             ended = int(data["next", "done"].sum())
             reward = float(data["next", GROUP, "reward"].sum()) / max(1, ended * p)
-            rate = per_rollout * (len(recent) + 1) / max(time.perf_counter() - began, 1e-9)
-            recent.append(reward)
+            rollouts_done += 1
+            rate = per_rollout * rollouts_done / max(time.perf_counter() - began, 1e-9)
             say(f"{args.algo} {task.name} step {steps:,}: {rate:,.0f} agent-steps/s, {ended} hands ended, "
                 f"reward per seat and hand {reward:+.2f}")
         collector.shutdown()
