@@ -56,7 +56,7 @@ def test_a_reference_run_goes_end_to_end_and_resumes(tmp_path, monkeypatch):
     rec = reference.run("tiny-2p", "ppo", 1, checkpoints=1, runs=tmp_path / "runs", results=results)
     saved = json.loads((results / "tiny-2p__ppo__1.json").read_text())
     assert saved["schema"] == reference.SCHEMA and saved == json.loads(json.dumps(rec, default=float))
-    assert [c["steps"] for c in saved["curve"]] == [2560] and saved["train_s"] > 0
+    assert [c["steps"] for c in saved["curve"]] == [2560] and saved["train_s"] > 0 and saved["train_cpu_s"] > 0
     assert saved["final"]["deals"] == 2 and saved["final"]["results"][0]["opponent"] == "passive"
     ex = saved["exploit"]
     assert ex["steps"] == 1024 and ex["deals"] == 2 and ex["score_gain_ci"][0] <= ex["score_gain"]

@@ -52,17 +52,19 @@ def row(task: str, algo: str, seed: int, rec: dict[str, Any] | None, reason: str
     wins = " | ".join(_ci(by_opp[o]["win_share"], by_opp[o]["win_ci"]) for o in rec["final"]["pool"])
     ex = rec.get("exploit")
     exploit = _ci(ex["score_gain"], ex["score_gain_ci"], "+.2f") if ex else "not run"
-    rate = rec["steps"] / max(rec["train_s"], 1e-9)
-    return f"| {task} | {algo} | {seed} | {rec['steps']:,} | {rec['train_s']:.0f} s, {rate:,.0f}/s | {wins} | " \
-           f"{exploit} | {cmd} |"
+    cpu = rec.get("train_cpu_s")
+    cost = f"{rec['train_s']:.0f} s wall"
+    if cpu:
+        cost += f", {cpu:.0f} s CPU, {rec['steps'] / max(cpu, 1e-9):,.0f}/CPU-s"
+    return f"| {task} | {algo} | {seed} | {rec['steps']:,} | {cost} | {wins} | {exploit} | {cmd} |"
 
 
 def table(records: dict[tuple[str, str, int], dict[str, Any]], reason: str) -> str:
     """The whole table, every task, algorithm and seed."""
     pool = " | ".join(f"win vs {o}" for o in tasks.POOL)
     lines = [
-        f"| task | algorithm | seed | agent-steps | training time, agent-steps/s | {pool} | exploitability "
-        "(score gain) | command |",
+        f"| task | algorithm | seed | agent-steps | training time (agent-steps per CPU-second) | {pool} | "
+        "exploitability (score gain) | command |",
         "|" + "---|" * (8 + len(tasks.POOL) - 1),
     ]
     for task in tasks.names():

@@ -94,6 +94,17 @@ def _ppo_updates(ckpt: Path) -> int:
     return int(torch.load(ckpt, map_location="cpu", weights_only=False)["update"])
 
 
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of the finished child processes: a trainer's cost on a shared
+    machine, where wall-clock also counts the others' work."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on Windows
+        return 0.0
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
+
+
 def policy_file(algo: str, run_dir: Path) -> Path:
     """Where the trainer of ``algo`` leaves its policy."""
     if algo == "maskable_ppo":
@@ -127,13 +138,15 @@ def run(
     results.mkdir(parents=True, exist_ok=True)
     for k in range(len(record["curve"]) + 1, checkpoints + 1):
         upto = steps * k // checkpoints
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), _children_cpu()
         subprocess.run(trainer_command(algo, t, seed, steps, upto, run_dir), check=True)
         record["train_s"] += time.perf_counter() - t0
+        record["train_cpu_s"] = record.get("train_cpu_s", 0.0) + _children_cpu() - cpu0
         snap = run_dir / f"checkpoint_{k}{policy_file(algo, run_dir).suffix}"
         shutil.copyfile(policy_file(algo, run_dir), snap)
         evaluation = protocol(t, [f"policy:path={snap}"], deals=curve_deals or t.curve_deals, cross_play=False)
-        record["curve"].append({"steps": upto, "train_s": record["train_s"], "results": evaluation["results"]})
+        record["curve"].append({"steps": upto, "train_s": record["train_s"], "train_cpu_s": record["train_cpu_s"],
+                                "results": evaluation["results"]})
         _write(out, record)
     final = f"policy:path={run_dir / f'checkpoint_{checkpoints}{policy_file(algo, run_dir).suffix}'}"
     if "final" not in record:
