@@ -34,7 +34,8 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
-from nertz_env.config import NertzConfig, parse_rule_options
+from nertz_env.config import NertzConfig
+from nertz_env.options import parse_rule_options
 from nertz_env.training.args import arg, parse_given, resume_args
 from nertz_env.training.checkpoint import (
     CheckpointError,

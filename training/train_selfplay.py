@@ -50,7 +50,8 @@ from tqdm import tqdm
 from nertz_env import agents
 from nertz_env.agents.features import ActionFeatures
 from nertz_env.agents.policy import build_scorer, save_policy
-from nertz_env.config import NertzConfig, parse_rule_options
+from nertz_env.config import NertzConfig
+from nertz_env.options import parse_rule_options
 from nertz_env.training.args import arg, parse_given, resume_args
 from nertz_env.training.checkpoint import (
     CheckpointError,
