@@ -7,6 +7,7 @@ harness, the tournaments, the benchmark and the trainers.
     nertz tournament --format ladder --agents heuristic greedy greedy random --seed 0
     nertz ladder --runs runs/x --out ladder.json --plot ladder.png
     nertz bench --quick
+    nertz benchmark eval --task nertz-4p --agent heuristic
     nertz train selfplay --total-steps 200000
 
 Every argument is checked before any work starts; a mistake is one line on stderr and exit code 2
@@ -27,6 +28,7 @@ _FRONT_ENDS = {
     "ladder": ("scripted players, shipped policies and run snapshots on one OpenSkill ladder",
                "nertz_env.training.ladder"),
     "bench": ("the throughput benchmark", "nertz_env.benchmarks.throughput"),
+    "benchmark": ("the benchmark's tasks, evaluation protocol and exploitability", "nertz_env.training.benchmark"),
 }
 _TRAINERS = {"selfplay": "nertz_env.training.train_selfplay", "sb3": "nertz_env.training.train_sb3"}
 

@@ -23,8 +23,9 @@ Matches follow the engine's R8 rule (``nertz_env.engine.match_decision``: target
 matches by the config's ``target_score``, ``hands`` and ``max_hands`` (the agents then see the
 match so far in their observation's match section).
 
-Per agent it reports the mean hand score (R7) with a 95% t interval over deals, the hand win share
-(the highest score wins, ties split) with a Wilson interval, how often it emptied its Nertz pile
+Per agent it reports the mean hand score (R7) and the hand win share (the highest score wins, ties
+split), each with a 95% interval over deals (a deal's rotations are not independent hands, so
+the deal is the unit: ``stats.clustered_interval``), how often it emptied its Nertz pile
 and called (R4.6), cards to foundations, ticks per hand, foundation races won and lost (R6), and
 an OpenSkill rating from every hand's ranking; with ``--matches``, matches to ``target_score``
 (R8) and the match win share. ``--out`` writes JSON with the config, seeds, versions and every
@@ -34,7 +35,6 @@ hand's result.
 from __future__ import annotations
 
 import json
-import math
 import platform
 import sys
 import time
@@ -52,7 +52,7 @@ from nertz_env.config import MATCH_ENDS, NertzConfig
 from nertz_env.options import parse_rule_options
 from nertz_env.training import stats
 from nertz_env.training.arena import Arena, Hand, HandResult, MatchSoFar, Stream, hand_stream_seed, single
-from nertz_env.training.report import format_report, paired, summarize, summarize_teams
+from nertz_env.training.report import format_report, over_deals, paired, summarize, summarize_teams
 
 # Words that keep the seed streams of deals, tables, hands and matches apart.
 _DEAL, _TABLE, _HAND, _MATCH, _AGENT = 1, 2, 3, 4, 5
@@ -320,13 +320,13 @@ def evaluate(
 
 
 def _add_match_shares(summary: list[dict[str, Any]], match_records: list[dict[str, Any]]) -> None:
-    """Each agent's matches, match win share and its Wilson interval, into its summary row."""
+    """Each agent's matches, match win share and its interval over matches (a match's rotations
+    share its deals, so the match is the unit), into its summary row."""
     for row in summary:
         k = row["index"]
-        mine = [m["shares"].get(k, 0.0) for m in match_records if k in m["seats"]]
+        mine = [(m["key"][0], m["shares"].get(k, 0.0)) for m in match_records if k in m["seats"]]
         row["matches"] = len(mine)
-        row["match_win_share"] = math.fsum(mine) / max(1, len(mine))
-        row["match_win_ci"] = list(stats.wilson_interval(math.fsum(mine), len(mine)))
+        row["match_win_share"], row["match_win_ci"] = over_deals(mine, share=True)
 
 
 def rate_pool(

@@ -66,7 +66,7 @@ def _title(report: Mapping[str, Any], what: str, title: str | None) -> str:
 
 
 def plot_win_shares(report: Mapping[str, Any], ax=None, title: str | None = None):
-    """Each agent's hand win share (ties split) with its Wilson 95% interval; the dashed line is
+    """Each agent's hand win share (ties split) with its 95% interval over deals; the dashed line is
     the share of an agent no better than the others (1 / players)."""
     ax = _axes(ax)
     _bars_with_ci(ax, report["summary"], "win_share", "win_ci", "hand win share (95% CI)")

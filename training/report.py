@@ -2,13 +2,14 @@
 
 Every record is one hand: ``key`` (deal first), ``seats`` (the agent index in each seat),
 ``scores`` (R7), ``nertz_left``, ``called``, ``on_foundations``, ``races_won`` / ``races_lost``
-(R6) and ``ticks``. Hands of one deal are not independent (the duplicate format replays it), so
-score intervals are taken over per-deal means; shares use Wilson intervals over hands.
+(R6) and ``ticks``. Hands of one deal are not independent (the duplicate format replays it in
+every seat rotation; a match's rotations share its deals), so every interval, of scores and of
+shares alike, is taken over deals (``stats.clustered_interval``: the deal is the unit, ``key[0]``),
+never over rotated hands as if they were independent.
 """
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
@@ -18,11 +19,24 @@ import numpy as np
 from nertz_env.training import stats
 
 
+def by_deal(pairs) -> list[list[float]]:
+    """``(deal, value)`` pairs grouped by deal, in deal order: the groups of ``clustered_interval``."""
+    groups: dict[Any, list[float]] = defaultdict(list)
+    for deal, value in pairs:
+        groups[deal].append(float(value))
+    return [groups[d] for d in sorted(groups)]
+
+
+def over_deals(pairs, share: bool = False) -> tuple[float, list[float]]:
+    """``(mean, [low, high])`` of ``(deal, value)`` pairs, the 95% interval over deals."""
+    mean, lo, hi = stats.clustered_interval(by_deal(pairs), bounds=(0.0, 1.0) if share else None)
+    return mean, [lo, hi]
+
+
 def summarize(records: list[dict[str, Any]], labels: Sequence[str]) -> list[dict[str, Any]]:
-    """Per agent that played (``index`` into ``labels``): score (t interval over deals; over
-    matches in match mode), win share (Wilson), rates and means."""
+    """Per agent that played (``index`` into ``labels``): score, win share and Nertz-out rate, each
+    with its 95% interval over deals (over matches in match mode), and the other rates and means."""
     per: dict[int, dict[str, list]] = {k: defaultdict(list) for k in range(len(labels))}
-    by_deal: dict[int, dict[int, list[float]]] = {k: defaultdict(list) for k in range(len(labels))}
     for rec in records:
         shares = stats.win_shares(rec["scores"])
         for seat, k in enumerate(rec["seats"]):
@@ -35,18 +49,18 @@ def summarize(records: list[dict[str, Any]], labels: Sequence[str]) -> list[dict
             d["ticks"].append(rec["ticks"])
             d["won"].append(rec["races_won"][seat])
             d["lost"].append(rec["races_lost"][seat])
-            by_deal[k][rec["key"][0]].append(rec["scores"][seat])
+            d["deal"].append(rec["key"][0])
     rows = []
     for k, label in enumerate(labels):
         d, n = per[k], len(per[k]["score"])
         if n == 0:
             continue
-        mean, lo, hi = stats.mean_interval([float(np.mean(v)) for v in by_deal[k].values()])
-        wins, outs = math.fsum(d["win"]), sum(d["out"])
+        score, score_ci = over_deals(zip(d["deal"], d["score"]))
+        win, win_ci = over_deals(zip(d["deal"], d["win"]), share=True)
+        out, out_ci = over_deals(zip(d["deal"], d["out"]), share=True)
         rows.append({
-            "agent": label, "index": k, "hands": n, "score": mean, "score_ci": [lo, hi],
-            "win_share": wins / n, "win_ci": list(stats.wilson_interval(wins, n)),
-            "nertz_out": outs / n, "nertz_out_ci": list(stats.wilson_interval(outs, n)),
+            "agent": label, "index": k, "hands": n, "deals": len(set(d["deal"])), "score": score,
+            "score_ci": score_ci, "win_share": win, "win_ci": win_ci, "nertz_out": out, "nertz_out_ci": out_ci,
             "called": sum(d["called"]) / n, "to_foundations": float(np.mean(d["found"])),
             "ticks": float(np.mean(d["ticks"])), "races_won": float(np.mean(d["won"])),
             "races_lost": float(np.mean(d["lost"])),
@@ -58,60 +72,57 @@ def summarize_teams(
     records: list[dict[str, Any]], labels: Sequence[str], matches: Sequence[dict[str, Any]] = ()
 ) -> list[dict[str, Any]]:
     """Per team of partners (R8: agents ``k`` and ``k + n/2``, seated ``P/2`` apart): the team
-    score, both partners' summed (t interval over deals), the team's share of hands won (the
-    highest team score wins, ties split; Wilson) and, in match mode, of matches won."""
+    score, both partners' summed, the team's share of hands won (the highest team score wins, ties
+    split) and, in match mode, of matches won; each with its 95% interval over deals (matches)."""
     half = len(labels) // 2
-    score: dict[int, dict[int, list[float]]] = {t: defaultdict(list) for t in range(half)}
-    wins: dict[int, list[float]] = defaultdict(list)
+    score: dict[int, list[tuple[int, float]]] = defaultdict(list)
+    wins: dict[int, list[tuple[int, float]]] = defaultdict(list)
     for rec in records:
-        seats, p = rec["seats"], len(rec["seats"])
+        seats, p, deal = rec["seats"], len(rec["seats"]), rec["key"][0]
         team_ids = [min(seats[s], seats[s + p // 2]) for s in range(p // 2)]
         team_scores = [rec["scores"][s] + rec["scores"][s + p // 2] for s in range(p // 2)]
-        for t, share in zip(team_ids, stats.win_shares(team_scores)):
-            wins[t].append(share)
-        for t, v in zip(team_ids, team_scores):
-            score[t][rec["key"][0]].append(v)
+        for t, share, v in zip(team_ids, stats.win_shares(team_scores), team_scores):
+            wins[t].append((deal, share))
+            score[t].append((deal, v))
     rows = []
     for t in range(half):
-        n = len(wins[t])
-        if n == 0:
+        if not wins[t]:
             continue
-        mean, lo, hi = stats.mean_interval([float(np.mean(v)) for v in score[t].values()])
-        won = math.fsum(wins[t])
+        mean, score_ci = over_deals(score[t])
+        win, win_ci = over_deals(wins[t], share=True)
         row = {
-            "team": f"{labels[t]}+{labels[t + half]}", "agents": [t, t + half], "hands": n,
-            "score": mean, "score_ci": [lo, hi], "win_share": won / n, "win_ci": list(stats.wilson_interval(won, n)),
+            "team": f"{labels[t]}+{labels[t + half]}", "agents": [t, t + half], "hands": len(wins[t]),
+            "score": mean, "score_ci": score_ci, "win_share": win, "win_ci": win_ci,
         }
-        mine = [m["shares"].get(t, 0.0) for m in matches if t in m["seats"]]
+        mine = [(m["key"][0], m["shares"].get(t, 0.0)) for m in matches if t in m["seats"]]
         if mine:
             row["matches"] = len(mine)
-            row["match_win_share"] = math.fsum(mine) / len(mine)
-            row["match_win_ci"] = list(stats.wilson_interval(math.fsum(mine), len(mine)))
+            row["match_win_share"], row["match_win_ci"] = over_deals(mine, share=True)
         rows.append(row)
     return rows
 
 
 def paired(records: list[dict[str, Any]], labels: Sequence[str]) -> list[dict[str, Any]]:
     """Every pair of agents ``i < j`` over the hands where both sat: the mean score difference
-    ``i - j`` per deal (t interval) and the share of those hands where ``i`` scored more than
-    ``j`` (ties half, Wilson interval)."""
-    diff: dict[tuple[int, int], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    beat: dict[tuple[int, int], list[float]] = defaultdict(list)
+    ``i - j`` and the share of those hands where ``i`` scored more than ``j`` (ties half), each
+    with its 95% interval over deals."""
+    diff: dict[tuple[int, int], list[tuple[int, float]]] = defaultdict(list)
+    beat: dict[tuple[int, int], list[tuple[int, float]]] = defaultdict(list)
     for rec in records:
         seat_of = {k: s for s, k in enumerate(rec["seats"])}
         for i, si in seat_of.items():
             for j, sj in seat_of.items():
                 if i < j:
                     a, b = rec["scores"][si], rec["scores"][sj]
-                    diff[i, j][rec["key"][0]].append(a - b)
-                    beat[i, j].append(1.0 if a > b else 0.5 if a == b else 0.0)
+                    diff[i, j].append((rec["key"][0], a - b))
+                    beat[i, j].append((rec["key"][0], 1.0 if a > b else 0.5 if a == b else 0.0))
     out = []
     for (i, j) in sorted(diff):
-        mean, lo, hi = stats.mean_interval([float(np.mean(v)) for v in diff[i, j].values()])
-        won, n = math.fsum(beat[i, j]), len(beat[i, j])
+        mean, diff_ci = over_deals(diff[i, j])
+        beats, beats_ci = over_deals(beat[i, j], share=True)
         out.append({
-            "agent": labels[i], "versus": labels[j], "hands": n, "score_diff": mean, "score_diff_ci": [lo, hi],
-            "beats": won / n, "beats_ci": list(stats.wilson_interval(won, n)),
+            "agent": labels[i], "versus": labels[j], "hands": len(beat[i, j]), "score_diff": mean,
+            "score_diff_ci": diff_ci, "beats": beats, "beats_ci": beats_ci,
         })
     return out
 

@@ -23,7 +23,7 @@ class Opponents:
     """The pool: scripted agents and frozen snapshots of the policy, drawn per game at each deal."""
 
     def __init__(self, args: Any, config: NertzConfig, rng: np.random.Generator):
-        self.scripted = [agents.make(name, seed=args.seed, config=config) for name in args.scripted]
+        self.scripted = [agents.make_spec(spec, seed=args.seed, config=config) for spec in args.scripted]
         self.snapshots: list[torch.nn.Module] = []
         self.pool_size, self.rng = args.pool_size, rng
 

@@ -3,8 +3,12 @@ quantile from the standard library, ratings from ``openskill``.
 
 * ``mean_interval``: the mean with a Student-t interval (the normal one for large samples is the
   same to 3 decimals, ``normal_interval``).
-* ``wilson_interval``: a share (win share, Nertz-out rate) with the Wilson score interval, which
-  stays inside [0, 1] and behaves at shares near 0 or 1.
+* ``clustered_interval``: the mean of values that come in groups (the hands of one deal, played
+  in every seat rotation, or the rotations of one match), with a t interval over the groups:
+  the hands of one deal are not independent, so the deal is the unit of the interval. The harness
+  reports every score and share with it.
+* ``wilson_interval``: a share of independent trials with the Wilson score interval, which stays
+  inside [0, 1] and behaves at shares near 0 or 1.
 * ``rate_hands``: OpenSkill (Plackett-Luce) ratings from each hand's ranking by R7 score.
 """
 
@@ -57,6 +61,34 @@ def mean_interval(values: Iterable[float], confidence: float = 0.95) -> tuple[fl
         return mean, math.nan, math.nan
     half = t_quantile(0.5 + confidence / 2.0, n - 1) * sd / math.sqrt(n)
     return mean, mean - half, mean + half
+
+
+def clustered_interval(
+    groups: Iterable[Sequence[float]], confidence: float = 0.95, bounds: tuple[float, float] | None = None
+) -> tuple[float, float, float]:
+    """``(mean, low, high)`` of values that come in ``groups`` (one group per deal): the mean of all
+    values, with a Student-t interval (``G - 1`` degrees of freedom for ``G`` groups) from the
+    cluster-robust variance ``G / (G - 1) * sum_g (S_g - mean * n_g)^2 / N^2`` (``S_g``, ``n_g``: a
+    group's sum and size, ``N``: all values). With groups of equal size this is exactly
+    ``mean_interval`` over the groups' means. ``bounds`` clips the interval (``(0, 1)`` for shares).
+    NaN bounds below 2 groups."""
+    sums, sizes = [], []
+    for g in groups:
+        if len(g):
+            sums.append(math.fsum(g))
+            sizes.append(len(g))
+    n_groups, total = len(sums), sum(sizes)
+    if n_groups == 0:
+        return math.nan, math.nan, math.nan
+    mean = math.fsum(sums) / total
+    if n_groups < 2:
+        return mean, math.nan, math.nan
+    var = n_groups / (n_groups - 1) * math.fsum((s - mean * m) ** 2 for s, m in zip(sums, sizes)) / total**2
+    half = t_quantile(0.5 + confidence / 2.0, n_groups - 1) * math.sqrt(var)
+    lo, hi = mean - half, mean + half
+    if bounds is not None:
+        lo, hi = max(bounds[0], lo), min(bounds[1], hi)
+    return mean, lo, hi
 
 
 def normal_interval(values: Iterable[float], confidence: float = 0.95) -> tuple[float, float, float]:

@@ -35,6 +35,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
 from nertz_env.config import NertzConfig
+from nertz_env.options import parse_rule_options
 from nertz_env.training.args import arg, parse_given, resume_args
 from nertz_env.training.checkpoint import (
     CheckpointError,
@@ -69,6 +70,7 @@ class Args:
     num_players: int = arg(4, "players per game")
     opponents: tuple[str, ...] = arg(("greedy", "greedy", "greedy"), "opponents in single mode, one per other seat")
     reward: str = arg("relative", "reward mode of the env", choices=["dense", "sparse", "relative"])
+    rules: tuple[str, ...] = arg((), "NertzConfig options KEY=VALUE of the games (e.g. partners=true)")
     n_steps: int = arg(256, "steps per env per rollout")
     batch_size: int = arg(1024, "minibatch size")
     n_epochs: int = arg(4, "epochs per update")
@@ -96,6 +98,7 @@ def make_env(args: Args):
                     opponents=list(args.opponents),
                     num_players=args.num_players,
                     reward=args.reward,
+                    **parse_rule_options(args.rules),
                 ).unwrapped
             )
 
@@ -104,7 +107,8 @@ def make_env(args: Args):
         return VecMonitor(env)
     from nertz_env.sb3 import NertzSB3VecEnv
 
-    env = NertzSB3VecEnv(num_games=args.num_envs, num_players=args.num_players, reward=args.reward, seed=args.seed)
+    env = NertzSB3VecEnv(num_games=args.num_envs, num_players=args.num_players, reward=args.reward, seed=args.seed,
+                         **parse_rule_options(args.rules))
     return VecMonitor(env)
 
 
@@ -250,7 +254,7 @@ def main(argv: list[str] | None = None) -> Path:
     run_dir.mkdir(parents=True, exist_ok=True)
     remove_partial_files(run_dir)
     say(f"run directory: {run_dir}")
-    config = NertzConfig(num_players=args.num_players, reward=args.reward)
+    config = NertzConfig(num_players=args.num_players, reward=args.reward, **parse_rule_options(args.rules))
     (run_dir / "config.json").write_text(json.dumps({"args": asdict(args), "rules": config.to_dict()}, indent=2))
     random.seed(args.seed)
     np.random.seed(args.seed)  # noqa: NPY002 - SB3 samples from the global generator

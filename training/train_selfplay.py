@@ -54,6 +54,7 @@ from nertz_env import agents
 from nertz_env.agents.features import ActionFeatures
 from nertz_env.agents.policy import build_scorer, save_policy
 from nertz_env.config import NertzConfig
+from nertz_env.options import parse_rule_options
 from nertz_env.training.args import arg, parse_given, resume_args
 from nertz_env.training.checkpoint import (
     CheckpointError,
@@ -88,7 +89,8 @@ class Args:
     num_players: int = arg(4, "players per game")
     num_steps: int = arg(64, "ticks per rollout")
     self_play_fraction: float = arg(0.5, "share of games in which the learner holds every seat")
-    scripted: tuple[str, ...] = arg(("greedy", "heuristic"), "scripted opponents in the pool")
+    scripted: tuple[str, ...] = arg(("greedy", "heuristic"), "agent specs of the opponent pool (e.g. policy:path=)")
+    rules: tuple[str, ...] = arg((), "NertzConfig options KEY=VALUE of the games (e.g. partners=true)")
     pool_size: int = arg(4, "past snapshots of the policy kept as opponents")
     snapshot_every: int = arg(20, "updates between snapshots added to the pool")
     reward: str = arg(
@@ -212,7 +214,7 @@ def build(args: Args) -> Trainer:
         else ("cpu" if args.device == "auto" else args.device)
     )
     rng = np.random.default_rng(args.seed)
-    config = NertzConfig(num_players=args.num_players, reward=args.reward)
+    config = NertzConfig(num_players=args.num_players, reward=args.reward, **parse_rule_options(args.rules))
     lookahead = args.lookahead_depth if args.lookahead_features else 0
     envs = NertzVectorEnv(args.num_envs, **config.to_dict())
     net = build_scorer(config, args.hidden, args.action_hidden, lookahead).to(device)

@@ -1,0 +1,69 @@
+"""Every reference algorithm's entry point runs a few iterations on every benchmark task, from the
+very command the results table gives (``training.reference.trainer_command``), and its policy
+plays the protocol; and one reference run goes end to end (train, curve, final, exploitability)."""
+
+from __future__ import annotations
+
+import json
+from importlib import import_module
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch", reason="the trainers need torch (extra: training)")
+
+from nertz_env import tasks  # noqa: E402
+from nertz_env.training import reference  # noqa: E402
+from nertz_env.training.benchmark import protocol  # noqa: E402
+
+# Smaller batches than the reference's, appended to its command (the last flag wins).
+SMALL = {
+    "ippo": (["--num-envs", "4", "--num-steps", "4"], 64),
+    "mappo": (["--num-envs", "4", "--num-steps", "4"], 64),
+    "ppo": (["--num-envs", "4", "--num-steps", "8"], 160),
+    "maskable_ppo": (["--num-envs", "2", "--n-steps", "16", "--batch-size", "32"], 128),
+}
+
+
+def _needs(algo: str) -> None:
+    if algo in ("ippo", "mappo"):
+        pytest.importorskip("torchrl", reason="IPPO and MAPPO run through TorchRL (extra: torchrl)")
+    if algo == "maskable_ppo":
+        pytest.importorskip("sb3_contrib", reason="MaskablePPO needs sb3-contrib (extra: training)")
+
+
+@pytest.mark.parametrize("task", tasks.names())
+@pytest.mark.parametrize("algo", reference.ALGOS)
+def test_each_algorithm_trains_on_each_task_and_its_policy_plays(algo, task, tmp_path):
+    _needs(algo)
+    t = tasks.get(task)
+    extra, steps = SMALL[algo]
+    cmd = reference.trainer_command(algo, t, 1, steps, steps, tmp_path)
+    assert cmd[1:3] == ["-m", cmd[2]] and cmd[2].startswith("nertz_env.training.")
+    import_module(cmd[2]).main(cmd[3:] + extra)
+    policy = reference.policy_file(algo, tmp_path)
+    assert policy.exists()
+    rec = protocol(t, [f"policy:path={policy}"], deals=2, pool=["passive"], cross_play=False)
+    row = rec["results"][0]
+    assert row["hands"] == 2 * t.num_players and 0.0 <= row["win_share"] <= 1.0
+
+
+def test_a_reference_run_goes_end_to_end_and_resumes(tmp_path, monkeypatch):
+    tiny = tasks.Task("tiny-2p", 1, "a small test task", {"num_players": 2}, eval_deals=2, curve_deals=2,
+                      pool=("passive",), agent_steps=2560, exploit_steps=1024, exploit_deals=2)
+    monkeypatch.setitem(tasks.TASKS, "tiny-2p", tiny)
+    results = tmp_path / "results"
+    rec = reference.run("tiny-2p", "ppo", 1, checkpoints=1, runs=tmp_path / "runs", results=results)
+    saved = json.loads((results / "tiny-2p__ppo__1.json").read_text())
+    assert saved["schema"] == reference.SCHEMA and saved == json.loads(json.dumps(rec, default=float))
+    assert [c["steps"] for c in saved["curve"]] == [2560] and saved["train_s"] > 0 and saved["train_cpu_s"] > 0
+    assert saved["final"]["deals"] == 2 and saved["final"]["results"][0]["opponent"] == "passive"
+    ex = saved["exploit"]
+    assert ex["steps"] == 1024 and ex["deals"] == 2 and ex["score_gain_ci"][0] <= ex["score_gain"]
+    assert saved["command"] == "python -m nertz_env.training.reference --task tiny-2p --algo ppo --seed 1"
+    # Run again: everything is there, nothing is trained or measured anew.
+    again = reference.run("tiny-2p", "ppo", 1, checkpoints=1, runs=tmp_path / "runs", results=results)
+    assert again["train_s"] == saved["train_s"]
+    with pytest.raises(ValueError, match="not 999"):
+        reference.run("tiny-2p", "ppo", 1, steps=999, checkpoints=1, runs=tmp_path / "runs", results=results)
+    assert Path(results / "tiny-2p__ppo__1.json").exists()
