@@ -92,8 +92,12 @@ class Game:
             raise ValueError(f"step takes one action per seat, shaped ({self.config.num_players},), got {a.shape}")
         check_int_actions(a, len(self.catalogue), "Game.step")
         self._actions[:] = a
+        self._play(self._actions)
+
+    def _play(self, actions: np.ndarray) -> None:
+        """``step`` of int64 ``actions[P]`` already checked (``nertz_v0`` checks each agent's)."""
         engine.play_game_tick(
-            self.state, 0, self._actions, self._cfg, self.catalogue.table, self._speed, self._plan,
+            self.state, 0, actions, self._cfg, self.catalogue.table, self._speed, self._plan,
             self.illegal_action_penalty, engine.PLAY_MATCH | engine.PLAY_OBSERVE, self.obs, self.masks, self.rewards,
             self._prev,
         )  # fmt: skip

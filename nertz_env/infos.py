@@ -77,16 +77,23 @@ def infos(
     ended = game.ended
     reason = int(st.ended[0]) if ended else 0
     final = (game.totals if game.is_match else st.score[0]) if ended else None
+    # whole rows as Python values, read once (cheaper than a numpy scalar per agent and key)
+    score, called = st.score[0].tolist(), st.called[0].tolist()
+    n = len(score)
+    collision = st.collision[0].tolist() if after_step else [False] * n
+    won_race = st.won_race[0].tolist() if after_step else [False] * n
+    illegal = st.illegal[0].tolist() if after_step else [False] * n
+    final_score = [int(v) for v in final] if ended else [0] * n
     out: dict[str, dict[str, Any]] = {}
     for p, agent in enumerate(agents):
         info: dict[str, Any] = {
-            "score": int(st.score[0, p]),
-            "collision": after_step and bool(st.collision[0, p]),
-            "won_race": after_step and bool(st.won_race[0, p]),
-            "illegal_action": after_step and bool(st.illegal[0, p]),
-            "called": bool(st.called[0, p]),
+            "score": score[p],
+            "collision": collision[p],
+            "won_race": won_race[p],
+            "illegal_action": illegal[p],
+            "called": called[p],
             "end_reason": reason,
-            "final_score": int(final[p]) if ended else 0,
+            "final_score": final_score[p],
         }
         if cfg.partners:
             team = cfg.team_of(p)

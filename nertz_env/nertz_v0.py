@@ -255,7 +255,7 @@ class NertzParallelEnv(ParallelEnv):
                     f"illegal action for {agent}: {self.action_names[a]!r} ({a}): {self.game.why_illegal(i, a)}"
                 )
             self._actions[i] = a
-        self.game.step(self._actions)
+        self.game._play(self._actions)  # each action checked above
         if self.recording is not None:
             self.recording.actions.append([self.action_names[a] for a in self._actions])
 

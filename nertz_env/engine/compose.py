@@ -87,7 +87,19 @@ def play_tick(s, b, actions, cfg, table, speed, plan, penalty, flags, obs, masks
     """Game ``b``: one tick (R3) of the ``actions[P]``; with ``PLAY_MATCH`` the R8 books (an ended
     hand of a match is added to the totals and the next one dealt); with ``PLAY_OBSERVE`` the
     rewards into ``reward_out[P]``, less ``penalty`` for an illegal action, then every player's
-    observation and mask into ``obs[P, D]`` and ``masks[P, N]`` (``prev_score[P]`` is scratch)."""
+    observation and mask into ``obs[P, D]`` and ``masks[P, N]`` (``prev_score[P]`` is scratch).
+    It is ``play_scored`` and then ``observe_and_mask``."""
+    play_scored(s, b, actions, cfg, table, speed, penalty, flags, reward_out, prev_score)
+    if flags & PLAY_OBSERVE != 0:
+        observe_game(s, b, cfg, obs)
+        legal_masks(s, b, cfg, table, plan, masks)
+
+
+@njit(cache=True, inline="always")
+def play_scored(s, b, actions, cfg, table, speed, penalty, flags, reward_out, prev_score):
+    """``play_tick`` short of the observations and masks: the rules, the R8 books with
+    ``PLAY_MATCH``, and with ``PLAY_OBSERVE`` the rewards less the illegal-action ``penalty``. The
+    batch kernels observe and mask their games afterwards, in passes of their own."""
     n_players = cfg[C_PLAYERS]
     if flags & PLAY_OBSERVE == 0:
         play_rules(s, b, actions, cfg, table, speed, flags)
@@ -99,8 +111,6 @@ def play_tick(s, b, actions, cfg, table, speed, plan, penalty, flags, obs, masks
     for p in range(n_players):
         if s.illegal[b, p]:
             reward_out[p] -= penalty
-    observe_game(s, b, cfg, obs)
-    legal_masks(s, b, cfg, table, plan, masks)
 
 
 @njit(cache=True, inline="always")

@@ -78,3 +78,5 @@ INT8_MAX = 127
 # the owner of the moving card (R1).
 KIND, SOURCE, DEST, COUNT, CARD, PILE, CLAIMANTS, WON, DONE, REACH, OWNER = range(11)
 SCRATCH_ROWS = 11
+MAX_SEATS = 8  # the most players a table seats (NertzConfig: 2 to 8); the tick's scratch holds this many
+SCRATCH_SIZE = SCRATCH_ROWS * MAX_SEATS  # int64 slots of the tick scratch (on the stack)

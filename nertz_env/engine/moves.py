@@ -67,7 +67,7 @@ def lay_on_foundation_tops(tops, card):
     tops[card // 13, r] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def draw(stock, stock_len, waste, waste_len, stock_known, p, n_draw):
     """R4.1: turn up to ``n_draw`` cards one by one from player ``p``'s stock onto their waste, or
     turn the waste over into a new stock (the owner has then seen every card of it, R9)."""

@@ -15,7 +15,7 @@ it lands.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import carray, njit
 
 from nertz_env.engine.constants import (
     C_AUTO_CALL,
@@ -35,9 +35,11 @@ from nertz_env.engine.constants import (
     DEST,
     DRAW,
     KIND,
+    MAX_SEATS,
     OWNER,
     PILE,
     SCRATCH_ROWS,
+    SCRATCH_SIZE,
     SOURCE,
     T_COUNT,
     T_DEST,
@@ -68,6 +70,7 @@ from nertz_env.engine.state import (
     END_STALL,
     RUNNING,
 )
+from nertz_env.engine.views import stack_int64
 
 
 @njit(cache=True, inline="always")
@@ -82,7 +85,7 @@ def _draws(cards, d) -> int:
     return (n + d - 1) // d
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def stall_limit(s, b, cfg) -> int:
     """R5: ticks for every player to turn through all of their stock and waste once from the table
     as it stands: a player with ``s`` cards in stock and ``w`` in the waste needs
@@ -220,8 +223,12 @@ def _tick_buffer(n_players):
     """``step``'s scratch rows (see there), all zero but the sources: a player with no move has
     none (-1), so only a move from a Nertz pile keeps builds off it (R4.8), whoever waits,
     acted illegally or could not land."""
-    buf = np.zeros((SCRATCH_ROWS, n_players), np.int64)
-    buf[SOURCE, :] = -1
+    if n_players > MAX_SEATS:
+        raise ValueError("a table seats at most 8 players")
+    buf = carray(stack_int64(SCRATCH_SIZE), (SCRATCH_ROWS, n_players))
+    for row in range(SCRATCH_ROWS):
+        for p in range(n_players):
+            buf[row, p] = -1 if row == SOURCE else 0
     return buf
 
 

@@ -9,7 +9,7 @@ while the caller keeps ``a`` alive.
 from __future__ import annotations
 
 from numba import carray, njit, types
-from numba.core import ir_utils
+from numba.core import cgutils, ir_utils
 from numba.extending import intrinsic, overload
 
 from nertz_env.engine.state import State
@@ -76,3 +76,17 @@ def raw_state(s):
         raw(s.nertz_owner), raw(s.work_owner),  # nertz_builds (R4.8)
         raw(s.stall_cycle),  # R5
     )  # fmt: skip
+
+
+@intrinsic
+def stack_int64(typingctx, size):
+    """A pointer to ``size`` (a compile-time constant) int64 slots in the calling function's stack
+    frame: scratch that costs no heap allocation. Valid only until that function returns."""
+    if not isinstance(size, types.IntegerLiteral):
+        return None
+    slots = size.literal_value
+
+    def codegen(context, builder, signature, args):
+        return cgutils.alloca_once(builder, context.get_value_type(types.int64), size=slots)
+
+    return types.CPointer(types.int64)(size), codegen
