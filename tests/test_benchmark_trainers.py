@@ -67,3 +67,30 @@ def test_a_reference_run_goes_end_to_end_and_resumes(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="not 999"):
         reference.run("tiny-2p", "ppo", 1, steps=999, checkpoints=1, runs=tmp_path / "runs", results=results)
     assert Path(results / "tiny-2p__ppo__1.json").exists()
+
+
+def test_cross_play_among_the_finished_runs_and_its_matrix(tmp_path, monkeypatch):
+    from nertz_env.training import bench_table
+
+    tiny = tasks.Task("tiny-2p", 1, "a small test task", {"num_players": 2}, eval_deals=2, curve_deals=2,
+                      pool=("passive",), agent_steps=2560, exploit_steps=1024, exploit_deals=2)
+    monkeypatch.setitem(tasks.TASKS, "tiny-2p", tiny)
+    runs, out = tmp_path / "runs", tmp_path / "crossplay"
+    with pytest.raises(ValueError, match="no finished run of ippo on tiny-2p"):
+        reference.cross_play("tiny-2p", 1, runs, out)
+    command = reference.trainer_command("ppo", tiny, 1, 160, 160, tmp_path / "ppo")
+    import_module(command[2]).main(command[3:] + ["--num-envs", "4", "--num-steps", "8"])
+    policy = (tmp_path / "ppo" / "policy.pt").read_bytes()
+    for algo in reference.ALGOS:  # one policy under every algorithm's name: the matrix's shape is what is checked
+        (runs / f"tiny-2p__{algo}__1").mkdir(parents=True)
+        for k in (1, 2):
+            (runs / f"tiny-2p__{algo}__1" / f"checkpoint_{k}.pt").write_bytes(policy)
+    rec = reference.cross_play("tiny-2p", 1, runs, out)
+    assert sorted(rec["labels"].values()) == sorted(reference.ALGOS) and rec["results"] == []
+    assert all(spec.endswith("checkpoint_2.pt") for spec in rec["labels"])
+    assert len(rec["cross_play"]) == 12 and all(r["hands"] == 4 for r in rec["cross_play"])
+    (matrix,) = bench_table.cross_tables(out)
+    lines = matrix.splitlines()
+    assert lines[2] == "| row vs column | " + " | ".join(reference.ALGOS) + " |"
+    assert len(lines) == 4 + len(reference.ALGOS) and lines[4].startswith("| ippo |  | ")
+    assert reference.cross_play_command("tiny-2p", 1) in lines[0]

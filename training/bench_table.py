@@ -19,7 +19,7 @@ from typing import Any
 
 from nertz_env import tasks
 from nertz_env.cli_checks import Parser
-from nertz_env.training.reference import ALGOS, RESULTS, command_line
+from nertz_env.training.reference import ALGOS, CROSS_PLAY, RESULTS, command_line, cross_play_command
 
 SEEDS = (1, 2, 3)
 PAGE = Path("docs") / "benchmark-tasks.md"
@@ -74,6 +74,31 @@ def table(records: dict[tuple[str, str, int], dict[str, Any]], reason: str) -> s
     return "\n".join(lines)
 
 
+def cross_tables(folder: Path) -> list[str]:
+    """One matrix per cross-play record (``reference --cross-play``): the row algorithm's win share
+    against copies of the column algorithm, with its 95% interval over deals."""
+    out = []
+    for path in sorted(folder.glob("*.json")):
+        rec = json.loads(path.read_text())
+        labels = rec["labels"]
+        algos = [labels[a] for a in rec["agents"]]
+        cell = {(labels[r["agent"]], labels[r["opponent"]]): r for r in rec["cross_play"]}
+        task, seed = rec["task"]["name"], int(path.stem.rsplit("__", 1)[1])
+        lines = [
+            f"Cross-play on {task}, the final policies of the seed-{seed} runs ({rec['deals']} deals; the "
+            f"row's win share against copies of the column, even share {rec['cross_play'][0]['even_share']:.3f}; "
+            f"`{cross_play_command(task, seed)}`):",
+            "",
+            "| row vs column | " + " | ".join(algos) + " |",
+            "|---|" + "---|" * len(algos),
+        ]
+        for a in algos:
+            cells = [_ci(cell[a, b]["win_share"], cell[a, b]["win_ci"]) if a != b else "" for b in algos]
+            lines.append(f"| {a} | " + " | ".join(cells) + " |")
+        out.append("\n".join(lines))
+    return out
+
+
 def plot(records: dict[tuple[str, str, int], dict[str, Any]], out_dir: Path) -> list[Path]:
     """One figure per task with curves: win share at each checkpoint, per opponent and run."""
     import matplotlib
@@ -122,6 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--results", default=str(RESULTS), help="the folder of JSON records")
     ap.add_argument("--page", default=str(PAGE), help="the page whose table is rewritten")
     ap.add_argument("--reason", default=REASON, help="what a row not yet run says")
+    ap.add_argument("--cross-play", default=str(CROSS_PLAY), help="the folder of cross-play records")
     ap.add_argument("--no-plots", action="store_true", help="the table only")
     args = ap.parse_args(argv)
     records = load(Path(args.results))
@@ -129,7 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     plots = [] if args.no_plots else plot(records, Path(args.results).parent)
     figures = [f"![{p.stem.removeprefix('curves_')}: learning curves]({p.relative_to(page.parent).as_posix()})"
                for p in plots]  # fmt: skip
-    write_page(page, "\n\n".join([table(records, args.reason), *figures]))
+    crosses = cross_tables(Path(args.cross_play))
+    write_page(page, "\n\n".join([table(records, args.reason), *crosses, *figures]))
     print(f"wrote the table of {len(records)} runs{' and ' + str(len(plots)) + ' plots' if plots else ''} into {page}")
     return 0
 

@@ -4,6 +4,7 @@ learning curves from those files).
 
     python -m nertz_env.training.reference --task nertz-4p --algo mappo --seed 1
     python -m nertz_env.training.reference --task nertz-4p --algo ppo --seed 1 --steps 20000 --checkpoints 2
+    python -m nertz_env.training.reference --task nertz-4p --cross-play --seed 1   # after every algorithm's run
 
 Algorithms (``ALGOS``), each trained for the task's ``agent_steps`` learner decisions:
 
@@ -116,6 +117,10 @@ def command_line(task: str, algo: str, seed: int) -> str:
     return f"python -m nertz_env.training.reference --task {task} --algo {algo} --seed {seed}"
 
 
+def cross_play_command(task: str, seed: int) -> str:
+    return f"python -m nertz_env.training.reference --task {task} --cross-play --seed {seed}"
+
+
 def run(
     task: str, algo: str, seed: int, steps: int | None = None, checkpoints: int = 4, runs: Path = Path("runs/bench"),
     results: Path = RESULTS, curve_deals: int | None = None, exploit_steps: int | None = None,
@@ -158,6 +163,29 @@ def run(
     return record
 
 
+CROSS_PLAY = Path("docs") / "benchmark" / "crossplay"
+
+
+def cross_play(task: str, seed: int, runs: Path = Path("runs/bench"), out: Path = CROSS_PLAY) -> dict[str, Any]:
+    """The protocol's cross-play matrix among the final policies of every algorithm's run of
+    ``task`` with ``seed`` (each must have finished), on the task's full held-out deals; written to
+    ``out/{task}__{seed}.json`` with ``labels``, the algorithm of each agent spec."""
+    t = tasks.get(task)
+    labels = {}
+    for algo in ALGOS:
+        run_dir = runs / f"{task}__{algo}__{seed}"
+        final = sorted(run_dir.glob("checkpoint_*.*"), key=lambda p: int(p.stem.split("_")[1]))
+        if not final:
+            raise ValueError(f"no finished run of {algo} on {task} with seed {seed} in {run_dir}: run "
+                             f"{command_line(task, algo, seed)} first")  # fmt: skip
+        labels[f"policy:path={final[-1]}"] = algo
+    record = protocol(t, list(labels), pool=[], cross_play=True)
+    record["labels"] = labels
+    out.mkdir(parents=True, exist_ok=True)
+    _write(out / f"{task}__{seed}.json", record)
+    return record
+
+
 def _write(path: Path, record: dict[str, Any]) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(record, indent=1, default=float))
@@ -167,7 +195,9 @@ def _write(path: Path, record: dict[str, Any]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = Parser(prog="python -m nertz_env.training.reference", description=__doc__.split("\n\n")[0])
     ap.add_argument("--task", required=True, help=f"a task name: {', '.join(tasks.names())}")
-    ap.add_argument("--algo", required=True, choices=ALGOS, help="the algorithm")
+    ap.add_argument("--algo", choices=ALGOS, help="the algorithm (or --cross-play)")
+    ap.add_argument("--cross-play", action="store_true",
+                    help="instead of training: cross-play among the final policies of every algorithm's run")
     ap.add_argument("--seed", type=at_least(0), default=1, help="the training seed (the reference uses 1, 2, 3)")
     ap.add_argument("--steps", type=at_least(1), default=None, help="learner decisions (default: the task's budget)")
     ap.add_argument("--checkpoints", type=at_least(1), default=4, help="points of the learning curve")
@@ -176,6 +206,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--curve-deals", type=at_least(2), default=None, help="deals per checkpoint (default: the task's)")
     ap.add_argument("--exploit-steps", type=at_least(1), default=None, help="best responder budget (the task's)")
     args = ap.parse_args(argv)
+    if (args.algo is None) == (not args.cross_play):
+        ap.error("give one of --algo ALGO (a reference run) or --cross-play (the matrix among finished runs)")
+    if args.cross_play:
+        try:
+            record = cross_play(args.task, args.seed, Path(args.runs))
+        except USER_ERRORS as err:
+            ap.error(str(err))
+        print(json.dumps({"task": args.task, "seed": args.seed, "pairs": len(record["cross_play"])}))
+        return 0
     try:
         record = run(args.task, args.algo, args.seed, args.steps, args.checkpoints, Path(args.runs),
                      Path(args.results), args.curve_deals, args.exploit_steps)  # fmt: skip
