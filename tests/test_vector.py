@@ -327,3 +327,24 @@ def test_arguments_are_checked():
         NertzVectorEnv(2, colour="red")
     with pytest.raises(RuntimeError, match="reset"):
         NertzVectorEnv(2).step(np.zeros((2, 4), np.int64))
+
+
+def test_observe_batch_writes_what_a_step_leaves():
+    """``engine.observe_batch`` is the observation and mask passes of ``step_batch`` on its own."""
+    env = NertzVectorEnv(16, num_players=3, seed=4)
+    env.reset()
+    for _ in range(30):
+        env.step(env.sample_actions())
+    obs, masks = np.zeros_like(env.observations), np.zeros_like(env.action_masks)
+    cfg, table = env.config.packed.copy(), env.catalogue.table.copy()
+    engine.observe_batch(env.state, cfg, table, engine.mask_plan(table), obs, masks)
+    assert np.array_equal(obs, env.observations) and np.array_equal(masks, env.action_masks)
+
+
+def test_tick_parts_benchmark_adds_up():
+    from nertz_env.benchmarks import tick_parts
+
+    parts = tick_parts.measure(batch=8, players=2, repeats=1)
+    assert parts["whole"] > 0 and parts["rules"] > 0 and parts["observations_and_masks"] > 0
+    assert parts["rest"] == pytest.approx(parts["whole"] - parts["rules"] - parts["observations_and_masks"])
+    assert parts["agent_steps_per_cpu_s"] == pytest.approx(2e6 / parts["whole"])

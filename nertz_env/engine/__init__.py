@@ -12,7 +12,8 @@ agents and trainers use only the names below (and the named numbers of ``engine.
     Match (R8)     start_match, match_decision, match_winner, partner_of
     Composed       play_game_tick (a tick with rewards, ends, observations and masks),
                    deal_game, observe_and_mask; whole batches: step_batch and deal_batch (with
-                   *_threaded twins), step_rules_batch (the rules alone), step_games (some games),
+                   *_threaded twins), step_rules_batch (the rules alone), observe_batch (the
+                   observations and masks alone), step_games (some games),
                    Buffers, new_buffers; mask_plan, state_vector, state_vectors, sample_legal_rows
     Utilities      raw (an array argument viewed without reference counts), stamp_compiled
 """
@@ -41,6 +42,7 @@ from nertz_env.engine.batch import (  # noqa: E402
     deal_batch,
     deal_batch_threaded,
     new_buffers,
+    observe_batch,
     play_game_tick,
     sample_legal_rows,
     sample_legal_rows_threaded,
@@ -110,7 +112,7 @@ __all__ = [
     "MI_TICKS", "MS_CALLED", "MS_CONTENDER", "MS_LAST", "MS_TOTAL", "PLAY_MATCH", "PLAY_OBSERVE", "Buffers",
     "State", "builds_on", "builds_on_nertz", "copy_state", "deal", "deal_batch", "deal_batch_threaded", "deal_game",
     "dealt_decks", "fits_foundation", "lay_on_foundation_tops", "legal_mask", "legal_row", "mask_plan",
-    "match_decision", "match_winner", "new_buffers", "new_state", "observe_and_mask", "partner_of",
+    "match_decision", "match_winner", "new_buffers", "new_state", "observe_and_mask", "observe_batch", "partner_of",
     "play_game_tick", "play_own_move", "r7_score", "rank", "raw", "red", "sample_legal_rows",
     "sample_legal_rows_threaded", "seed_streams", "shuffle_deal", "stamp_compiled", "start_match", "state_vector",
     "state_vectors", "step", "step_batch", "step_batch_threaded", "step_games", "step_rules_batch",

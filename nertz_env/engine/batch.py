@@ -214,6 +214,16 @@ def _step_batch(s, actions, cfg, table, speed, plan, penalty, out):
         legal_masks(raw_state(s), b, cfg, table, plan, raw(out.masks)[b])
 
 
+@njit(cache=True)
+def observe_batch(s, cfg, table, plan, obs, masks):
+    """Every game's observations into ``obs[B, P, D]``, then every game's masks into
+    ``masks[B, P, N]``: the passes ``step_batch`` makes after the rules."""
+    for b in range(s.tick.shape[0]):
+        observe_game(raw_state(s), b, cfg, raw(obs)[b])
+    for b in range(s.tick.shape[0]):
+        legal_masks(raw_state(s), b, cfg, table, plan, raw(masks)[b])
+
+
 def _deal_batch(s, cfg, table, plan, out):
     """Start a match (R8) and deal a new hand in every game from its own stream, with
     observations and masks."""
