@@ -17,7 +17,16 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from nertz_env.engine.compose import PLAY_MATCH, PLAY_OBSERVE, deal_game, play_rules, play_scored, play_tick
+from nertz_env.engine.compose import (
+    PLAY_MATCH,
+    PLAY_OBSERVE,
+    deal_game,
+    play_rules,
+    play_scored,
+    play_tick,
+    tick_rewards,
+    values_before,
+)
 from nertz_env.engine.constants import C_EPISODE, C_PLAYERS
 from nertz_env.engine.core import shuffle_deal
 from nertz_env.engine.masks import legal_masks
@@ -106,16 +115,14 @@ def new_buffers(batch: int, num_players: int, obs_dim: int, num_actions: int, nu
 
 
 @njit(cache=True, inline="always")
-def _tick(s, b, actions, cfg, table, speed, penalty, out):
-    """Game ``b``: ``compose.play_scored`` (rules, match books, rewards); its race and legality
-    flags and end flags; and if the episode (a hand, or a match, R8) ended, its final record and a
-    new deal from the game's own stream (same-step reset). The observations and masks of the
-    table it leaves are written by the batch's later passes."""
+def _settle(s, b, cfg, penalty, out):
+    """Game ``b`` after its rules: ``compose.tick_rewards``, its race and legality flags and end
+    flags; and if the episode (a hand, or a match, R8) ended, its final record and a new deal
+    from the game's own stream (same-step reset)."""
     s = raw_state(s)
     n_players = cfg[C_PLAYERS]
     match = cfg[C_EPISODE] != 0
-    play_scored(s, b, actions, cfg, table, speed, penalty, PLAY_MATCH | PLAY_OBSERVE, raw(out.rewards)[b],
-                raw(out.prev_score)[b])  # fmt: skip
+    tick_rewards(s, b, cfg, penalty, raw(out.prev_score)[b], raw(out.rewards)[b])
     illegal, collision = raw(out.illegal)[b], raw(out.collision)[b]
     for p in range(n_players):
         illegal[p] = s.illegal[b, p]
@@ -201,13 +208,18 @@ _NO_DECKS = np.empty((0, 52), np.int8)  # deal_game: shuffle from the game's own
 
 
 def _step_batch(s, actions, cfg, table, speed, plan, penalty, out):
-    """Step every game of the batch (``actions[b, p]`` index the catalogue ``table``): rules,
-    match books, rewards, and the same-step reset of ended episodes (``_tick``); then every
-    game's observations, then every game's masks. Each game gets what ``compose.play_tick``
-    gives it, in three passes over the games: a pass runs one part of the engine's code, which
-    stays in the processor's caches (interleaved per game, the three parts cost a quarter more)."""
+    """Step every game of the batch (``actions[b, p]`` index the catalogue ``table``): each game
+    gets what ``compose.play_tick`` gives it (rules, match books, rewards, observations, masks),
+    and an ended episode its record and a new deal (``_settle``). The parts go in passes over all
+    the games: the values before the tick, the rules, the rewards and ends, the observations, the
+    masks. A pass runs one part of the engine's code, which stays in the processor's caches
+    (the parts interleaved per game cost a third more)."""
     for b in prange(s.tick.shape[0]):
-        _tick(s, b, actions[b], cfg, table, speed, penalty, out)
+        values_before(raw_state(s), b, cfg, raw(out.prev_score)[b])
+    for b in prange(s.tick.shape[0]):
+        play_rules(raw_state(s), b, actions[b], cfg, table, speed, PLAY_MATCH)
+    for b in prange(s.tick.shape[0]):
+        _settle(s, b, cfg, penalty, out)
     for b in prange(s.tick.shape[0]):
         observe_game(raw_state(s), b, cfg, raw(out.obs)[b])
     for b in prange(s.tick.shape[0]):

@@ -98,17 +98,30 @@ def play_tick(s, b, actions, cfg, table, speed, plan, penalty, flags, obs, masks
 @njit(cache=True, inline="always")
 def play_scored(s, b, actions, cfg, table, speed, penalty, flags, reward_out, prev_score):
     """``play_tick`` short of the observations and masks: the rules, the R8 books with
-    ``PLAY_MATCH``, and with ``PLAY_OBSERVE`` the rewards less the illegal-action ``penalty``. The
-    batch kernels observe and mask their games afterwards, in passes of their own."""
-    n_players = cfg[C_PLAYERS]
+    ``PLAY_MATCH``, and with ``PLAY_OBSERVE`` the rewards less the illegal-action ``penalty``
+    (``values_before``, ``play_rules``, ``tick_rewards``). The batch kernels make each of these a
+    pass over their games, and observe and mask them afterwards."""
     if flags & PLAY_OBSERVE == 0:
         play_rules(s, b, actions, cfg, table, speed, flags)
         return
-    for p in range(n_players):
-        prev_score[p] = running_value(s, b, p, cfg)
+    values_before(s, b, cfg, prev_score)
     play_rules(s, b, actions, cfg, table, speed, flags)
+    tick_rewards(s, b, cfg, penalty, prev_score, reward_out)
+
+
+@njit(cache=True, inline="always")
+def values_before(s, b, cfg, prev_score):
+    """Every seat's running value (``match.running_value``) into ``prev_score[P]``, before a tick."""
+    for p in range(cfg[C_PLAYERS]):
+        prev_score[p] = running_value(s, b, p, cfg)
+
+
+@njit(cache=True, inline="always")
+def tick_rewards(s, b, cfg, penalty, prev_score, reward_out):
+    """The rewards of the tick just played (``rewards``, from ``values_before``'s ``prev_score``)
+    into ``reward_out[P]``, less ``penalty`` for an illegal action: the one place it is applied."""
     rewards(s, b, prev_score, cfg, reward_out)
-    for p in range(n_players):
+    for p in range(cfg[C_PLAYERS]):
         if s.illegal[b, p]:
             reward_out[p] -= penalty
 
