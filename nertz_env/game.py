@@ -23,8 +23,6 @@ from nertz_env.config import NertzConfig
 from nertz_env.engine import AIR_ACTION, AIR_CARD, AIR_TICKS
 from nertz_env.layout import ObservationLayout
 
-_NO_DECKS = np.empty((0, 52), np.int8)  # engine.deal_game: shuffle from the game's own stream
-
 
 class Game:
     """A single Nertz hand, or with ``episode="match"`` a whole match (R8): ``reset`` deals,
@@ -60,7 +58,7 @@ class Game:
             self.state.rng[0] = engine.seed_streams(seed, 1)[0]
             self.seeded = True
         engine.start_match(self.state, 0, self._cfg)
-        dealt = _NO_DECKS if decks is None else self.parse_decks(decks)
+        dealt = engine.NO_DECKS if decks is None else self.parse_decks(decks)
         engine.deal_game(self.state, 0, dealt, self._cfg, self.catalogue.table, self._plan, self.obs, self.masks)
         self.rewards[:] = 0
         self.dealt = True

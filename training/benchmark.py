@@ -33,7 +33,7 @@ from typing import Any
 
 from nertz_env import tasks
 from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, output_file
-from nertz_env.training.evaluate import _versions, evaluate
+from nertz_env.training.evaluate import evaluate, versions
 from nertz_env.training.report import over_deals
 
 SCHEMA = "nertz-benchmark-eval/1"
@@ -101,7 +101,7 @@ def protocol(
     return {
         "schema": SCHEMA, "task": task.to_dict(), "agents": agents, "pool": pool, "deals": deals,
         "seed": task.eval_seed, "intervals": INTERVALS, "results": rows, "cross_play": cross,
-        "elapsed_s": time.perf_counter() - t0, "versions": _versions(),
+        "elapsed_s": time.perf_counter() - t0, "versions": versions(),
     }
 
 

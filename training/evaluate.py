@@ -197,7 +197,9 @@ def _record(result: HandResult) -> dict[str, Any]:
     }
 
 
-def _versions() -> dict[str, str]:
+def versions() -> dict[str, str]:
+    """The versions a result was measured with (nertz_env, Python, numpy, numba, openskill), for
+    every JSON record of the harness."""
     import numba
     import openskill
 
@@ -306,7 +308,7 @@ def evaluate(
         "agents": labels, "specs": [a if isinstance(a, str) else repr(a) for a in agents],
         "players": players, "seed": seed, "deals": hands, "mode": "matches" if matches else "duplicate",
         "target_score": target_score if matches else None, "match_hands": fixed_hands, "teams": teams,
-        "config": config.to_dict(), "versions": _versions(),
+        "config": config.to_dict(), "versions": versions(),
         "elapsed_s": elapsed, "hands_played": len(records), "ticks": ticks, "ticks_per_s": ticks / max(elapsed, 1e-9),
         "summary": summary, "paired": paired(records, labels),
         "replay": (  # how to rebuild any hand with nertz_env.game.Game

@@ -30,7 +30,7 @@ from typing import Any
 from nertz_env import agents as registry
 from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, output_file, require
 from nertz_env.config import NertzConfig
-from nertz_env.training.evaluate import _versions, evaluate
+from nertz_env.training.evaluate import evaluate, versions
 
 SCRIPTED = ("random", "greedy", "heuristic", "heuristic:depth=3")
 PLAYERS = (2, 3, 4)
@@ -133,7 +133,7 @@ def ladder(
         tables[str(p)] = {"deals": deals, "hands": report["hands_played"],
                           "ratings": sorted(ratings, key=lambda r: -r["mu"])}  # fmt: skip
     return {"format": FORMAT, "seed": seed, "deals_per_pair": deals_per_pair, "players": list(players),
-            "entrants": list(entrants), "tables": tables, "versions": _versions()}  # fmt: skip
+            "entrants": list(entrants), "tables": tables, "versions": versions()}  # fmt: skip
 
 
 def save_ladder(record: dict[str, Any], path: str | Path) -> None:

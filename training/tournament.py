@@ -33,7 +33,7 @@ from nertz_env.config import NertzConfig
 from nertz_env.training import brackets, stats
 from nertz_env.training.arena import Arena, hand_stream_seed
 from nertz_env.training.brackets import TableResult
-from nertz_env.training.evaluate import _versions, build_agents, match_length, match_stream
+from nertz_env.training.evaluate import build_agents, match_length, match_stream, versions
 
 FORMATS = ("elimination", "ladder")
 _TOURNAMENT = 6  # the seed word of tournament matches (evaluate uses 1 to 5)
@@ -122,7 +122,7 @@ def tournament(
         "format": format, "seed": seed, "target_score": target_score, "max_match_hands": max_match_hands,
         "rounds_per_player": rounds if format == "ladder" else None, "config": config.to_dict(),
         "entrants": play.labels, "specs": [a if isinstance(a, str) else repr(a) for a in agents],
-        "versions": _versions(), **result,
+        "versions": versions(), **result,
     }
     return rate(record)
 

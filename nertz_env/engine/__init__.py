@@ -11,9 +11,9 @@ agents and trainers use only the names below (and the named numbers of ``engine.
     Tick (R3-R7)   step; r7_score (R7)
     Match (R8)     start_match, match_decision, match_winner, partner_of
     Composed       play_game_tick (a tick with rewards, ends, observations and masks),
-                   deal_game, observe_and_mask; whole batches: step_batch and deal_batch (with
-                   *_threaded twins), step_rules_batch (the rules alone), observe_batch (the
-                   observations and masks alone), step_games (some games),
+                   deal_game (NO_DECKS: shuffle), observe_and_mask; whole batches: step_batch
+                   and deal_batch (with *_threaded twins), step_rules_batch (the rules alone),
+                   observe_batch (the observations and masks alone), step_games (some games),
                    Buffers, new_buffers; mask_plan, state_vector, state_vectors, sample_legal_rows
     Utilities      raw (an array argument viewed without reference counts), stamp_compiled
 """
@@ -52,7 +52,7 @@ from nertz_env.engine.batch import (  # noqa: E402
     step_games,
     step_rules_batch,
 )
-from nertz_env.engine.compose import PLAY_MATCH, PLAY_OBSERVE, deal_game, observe_and_mask  # noqa: E402
+from nertz_env.engine.compose import NO_DECKS, PLAY_MATCH, PLAY_OBSERVE, deal_game, observe_and_mask  # noqa: E402
 from nertz_env.engine.core import (  # noqa: E402
     builds_on,
     builds_on_nertz,
@@ -109,7 +109,7 @@ warm.install()  # ... and compiles the rules of a tick in the background meanwhi
 __all__ = [
     "AIR_ACTION", "AIR_CARD", "AIR_KIND", "AIR_TICKS", "END_REASONS", "MATCH_CAPPED", "MATCH_DECIDED",
     "MATCH_PLAYING", "MATCH_TIE_BREAK", "MI_HANDS", "MI_HAND_OVER", "MI_LAST_REASON", "MI_LAST_TICKS", "MI_STATE",
-    "MI_TICKS", "MS_CALLED", "MS_CONTENDER", "MS_LAST", "MS_TOTAL", "PLAY_MATCH", "PLAY_OBSERVE", "Buffers",
+    "MI_TICKS", "MS_CALLED", "MS_CONTENDER", "MS_LAST", "MS_TOTAL", "NO_DECKS", "PLAY_MATCH", "PLAY_OBSERVE", "Buffers",
     "State", "builds_on", "builds_on_nertz", "copy_state", "deal", "deal_batch", "deal_batch_threaded", "deal_game",
     "dealt_decks", "fits_foundation", "lay_on_foundation_tops", "legal_mask", "legal_row", "mask_plan",
     "match_decision", "match_winner", "new_buffers", "new_state", "observe_and_mask", "observe_batch", "partner_of",

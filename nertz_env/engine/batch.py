@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit, prange
 
 from nertz_env.engine.compose import (
+    NO_DECKS,
     PLAY_MATCH,
     PLAY_OBSERVE,
     deal_game,
@@ -189,7 +190,7 @@ def _record_hand(s, b, n_players, out):
 @njit(cache=True)
 def _deal(s, b, cfg, table, plan, out):
     start_match(s, b, cfg)
-    deal_game(s, b, _NO_DECKS, cfg, table, plan, out.obs[b], out.masks[b])
+    deal_game(s, b, NO_DECKS, cfg, table, plan, out.obs[b], out.masks[b])
     for p in range(cfg[C_PLAYERS]):
         out.rewards[b, p] = 0
         out.terminated[b, p] = False
@@ -200,7 +201,6 @@ def _deal(s, b, cfg, table, plan, out):
     out.hand_done[b] = False
 
 
-_NO_DECKS = np.empty((0, 52), np.int8)  # deal_game: shuffle from the game's own stream
 
 
 # ---------------------------------------------------------------------------------------------

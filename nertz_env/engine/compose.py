@@ -8,6 +8,7 @@ here and nowhere else. The batch kernels add the end-of-episode records and the 
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from nertz_env.engine.constants import (
@@ -26,6 +27,8 @@ from nertz_env.engine.state import (
     RUNNING,
 )
 from nertz_env.engine.tick import step
+
+NO_DECKS = np.empty((0, 52), np.int8)  # ``deal_game``'s decks for a shuffle from the game's own stream
 
 # What ``play_tick`` does besides the rules (bits of its ``flags``): keep the R8 match books (add
 # an ended hand to the totals and deal the next one), and write rewards, observations and masks.
@@ -136,8 +139,8 @@ def play_rules(s, b, actions, cfg, table, speed, flags):
 
 @njit(cache=True)
 def deal_game(s, b, decks, cfg, table, plan, obs, masks):
-    """Deal game ``b`` (R2): the R10 ``decks[P, 52]``, or with no rows a shuffle from the game's
-    own stream; then its observations and masks. The match (R8) must be started first
+    """Deal game ``b`` (R2): the R10 ``decks[P, 52]``, or with no rows (``NO_DECKS``) a shuffle from
+    the game's own stream; then its observations and masks. The match (R8) must be started first
     (``match.start_match``)."""
     if decks.shape[0] == 0:
         shuffle_deal(s, b, cfg)
