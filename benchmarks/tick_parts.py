@@ -13,27 +13,17 @@ microseconds per game-tick (one tick of one game, ``P`` agent-steps).
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from nertz_env import engine
+from nertz_env.benchmarks.compare_workload import fastest_cpu
 from nertz_env.cli_checks import Parser, at_least, output_file
 from nertz_env.vector import NertzVectorEnv
 
 TICKS, WARMUP = 100, 50
-
-
-def _fastest(replay: Callable[[], None], repeats: int) -> float:
-    replay()
-    times = []
-    for _ in range(repeats):
-        start = time.process_time()
-        replay()
-        times.append(time.process_time() - start)
-    return min(times)
 
 
 def measure(batch: int = 1024, players: int = 4, repeats: int = 7) -> dict[str, float]:
@@ -71,11 +61,11 @@ def measure(batch: int = 1024, players: int = 4, repeats: int = 7) -> dict[str, 
             engine.observe_batch(states[t], cfg, table, plan, out.obs, out.masks)
 
     per = 1e6 / (TICKS * batch)
-    copy = _fastest(lambda: engine.copy_state(start), repeats)  # whole() and rules() copy it once
+    copy = fastest_cpu(lambda: engine.copy_state(start), repeats)  # whole() and rules() copy it once
     parts = {
-        "whole": (_fastest(whole, repeats) - copy) * per,
-        "rules": (_fastest(rules, repeats) - copy) * per,
-        "observations_and_masks": _fastest(observe, repeats) * per,
+        "whole": (fastest_cpu(whole, repeats) - copy) * per,
+        "rules": (fastest_cpu(rules, repeats) - copy) * per,
+        "observations_and_masks": fastest_cpu(observe, repeats) * per,
     }
     parts["rest"] = parts["whole"] - parts["rules"] - parts["observations_and_masks"]
     parts["agent_steps_per_cpu_s"] = players * 1e6 / parts["whole"]
