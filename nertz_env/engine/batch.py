@@ -220,20 +220,23 @@ def _step_batch(s, actions, cfg, table, speed, plan, penalty, out):
         play_rules(raw_state(s), b, actions[b], cfg, table, speed, PLAY_MATCH)
     for b in prange(s.tick.shape[0]):
         _settle(s, b, cfg, penalty, out)
+    _observe_passes(s, cfg, table, plan, out.obs, out.masks)
+
+
+@njit(cache=True, inline="always")
+def _observe_passes(s, cfg, table, plan, obs, masks):
+    """Every game's observations into ``obs[B, P, D]``, then every game's masks into
+    ``masks[B, P, N]`` (inlined, so that the threaded kernels run each pass in parallel)."""
     for b in prange(s.tick.shape[0]):
-        observe_game(raw_state(s), b, cfg, raw(out.obs)[b])
+        observe_game(raw_state(s), b, cfg, raw(obs)[b])
     for b in prange(s.tick.shape[0]):
-        legal_masks(raw_state(s), b, cfg, table, plan, raw(out.masks)[b])
+        legal_masks(raw_state(s), b, cfg, table, plan, raw(masks)[b])
 
 
 @njit(cache=True)
 def observe_batch(s, cfg, table, plan, obs, masks):
-    """Every game's observations into ``obs[B, P, D]``, then every game's masks into
-    ``masks[B, P, N]``: the passes ``step_batch`` makes after the rules."""
-    for b in range(s.tick.shape[0]):
-        observe_game(raw_state(s), b, cfg, raw(obs)[b])
-    for b in range(s.tick.shape[0]):
-        legal_masks(raw_state(s), b, cfg, table, plan, raw(masks)[b])
+    """The observation and mask passes ``step_batch`` makes after the rules, on their own."""
+    _observe_passes(s, cfg, table, plan, obs, masks)
 
 
 def _deal_batch(s, cfg, table, plan, out):
