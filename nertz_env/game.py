@@ -23,6 +23,8 @@ from nertz_env.config import NertzConfig
 from nertz_env.engine import AIR_ACTION, AIR_CARD, AIR_TICKS
 from nertz_env.layout import ObservationLayout
 
+_PENALTY = 7  # the argument of engine.play_game_tick that holds the illegal-action penalty
+
 
 class Game:
     """A single Nertz hand, or with ``episode="match"`` a whole match (R8): ``reset`` deals,
@@ -34,7 +36,6 @@ class Game:
         self.config = config
         self.catalogue = ActionCatalogue(config)
         self.layout = ObservationLayout(config)
-        self.illegal_action_penalty = float(illegal_action_penalty)
         p = config.num_players
         self.state = engine.new_state(1, p, config.work_piles)
         self.obs = np.zeros((p, self.layout.size), np.int8)
@@ -45,9 +46,26 @@ class Game:
         self._speed = config.speed_weights
         self._plan = engine.mask_plan(self.catalogue.table)
         self._actions = np.zeros(p, np.int64)
+        self._tick = self._bind_tick(float(illegal_action_penalty))
         self.seeded = False
         self.dealt = False  # a hand is on the table (reset or set_state)
         self._checked: OrderedDict[bytes, None] = OrderedDict()  # digests of tables known to be valid
+
+    def _bind_tick(self, penalty: float) -> engine.Bound:
+        return engine.Bound(engine.play_game_tick, (
+            self.state, 0, self._actions, self._cfg, self.catalogue.table, self._speed, self._plan, penalty,
+            engine.PLAY_MATCH | engine.PLAY_OBSERVE, self.obs, self.masks, self.rewards, self._prev,
+        ))  # fmt: skip
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled and copied without the bound compiled tick (rebound to the copy's own arrays)."""
+        state = self.__dict__.copy()
+        state["_tick"] = self.illegal_action_penalty
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._tick = self._bind_tick(state["_tick"])
 
     # -- dealing ---------------------------------------------------------------------------
     def reset(self, seed: int | None = None, decks: Sequence[Sequence[str | int]] | None = None) -> None:
@@ -90,15 +108,27 @@ class Game:
             raise ValueError(f"step takes one action per seat, shaped ({self.config.num_players},), got {a.shape}")
         check_int_actions(a, len(self.catalogue), "Game.step")
         self._actions[:] = a
-        self._play(self._actions)
+        self._tick()
 
-    def _play(self, actions: np.ndarray) -> None:
-        """``step`` of int64 ``actions[P]`` already checked (``nertz_v0`` checks each agent's)."""
-        engine.play_game_tick(
-            self.state, 0, actions, self._cfg, self.catalogue.table, self._speed, self._plan,
-            self.illegal_action_penalty, engine.PLAY_MATCH | engine.PLAY_OBSERVE, self.obs, self.masks, self.rewards,
-            self._prev,
-        )  # fmt: skip
+    @property
+    def actions(self) -> np.ndarray:
+        """The int64 row of this tick's actions, one per seat: ``play`` plays it (``nertz_v0``
+        writes each agent's checked action here)."""
+        return self._actions
+
+    def play(self) -> None:
+        """``step`` of the actions already written into ``actions`` and checked (``nertz_v0``
+        checks each agent's). The compiled tick is bound to this game's own arrays (``engine.Bound``)."""
+        self._tick()
+
+    @property
+    def illegal_action_penalty(self) -> float:
+        """Subtracted from the reward of a seat whose action was illegal (and played as WAIT)."""
+        return self._tick.args[_PENALTY]
+
+    @illegal_action_penalty.setter
+    def illegal_action_penalty(self, value: float) -> None:
+        self._tick.set(_PENALTY, float(value))
 
     def legal_actions(self, player: int) -> np.ndarray:
         return np.flatnonzero(self.masks[player])

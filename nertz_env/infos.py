@@ -85,6 +85,7 @@ def infos(
     illegal = st.illegal[0].tolist() if after_step else [False] * n
     final_score = [int(v) for v in final] if ended else [0] * n
     out: dict[str, dict[str, Any]] = {}
+    partners, is_match = cfg.partners, game.is_match
     for p, agent in enumerate(agents):
         info: dict[str, Any] = {
             "score": score[p],
@@ -95,12 +96,12 @@ def infos(
             "end_reason": reason,
             "final_score": final_score[p],
         }
-        if cfg.partners:
+        if partners:
             team = cfg.team_of(p)
             info["team"] = team
             info["team_score"] = game.team_scores(st.score[0])[team]
             info["final_team_score"] = game.team_scores(final)[team] if ended else 0
-        if game.is_match:
+        if is_match:
             _match_info(game, p, after_step, info)
         if masks is not None:
             info["action_mask"] = masks[p].tolist() if mask_list else masks[p].copy()

@@ -187,7 +187,7 @@ class NertzParallelEnv(ParallelEnv):
         self.observation_spaces = dict.fromkeys(self.possible_agents, space)
         self.action_spaces = {a: spaces.Discrete(n) for a in self.possible_agents}
         self.state_space = spaces.Box(0, lay.state_high.astype(dt), (lay.state_size,), dt)
-        self._actions = np.zeros(config.num_players, np.int64)
+        self._actions = self.game.actions  # the game's own row: game.play() plays it
         self._dealt = False
 
     # -- spaces and names ---------------------------------------------------------------------
@@ -239,35 +239,37 @@ class NertzParallelEnv(ParallelEnv):
             raise RuntimeError("step() called after the hand ended; call reset() to deal a new hand")
         if not isinstance(actions, Mapping):
             raise TypeError(f"actions must be a dict {{agent: action}}, got {type(actions).__name__}")
-        for agent in actions:
-            self._check_agent(agent)
+        seat = self._seat
+        if not seat.keys() >= actions.keys():
+            for agent in actions:
+                self._check_agent(agent)
         missing = [a for a in self.agents if a not in actions]
         if missing:
             raise ValueError(
                 f"missing actions for live agent(s) {', '.join(missing)}; every live agent acts each tick (R3)"
             )
-        n = len(self.game.catalogue)
+        n, row, masks, strict = len(self.game.catalogue), self._actions, self.game.masks, self.strict
         for agent in self.agents:
-            i = self._seat[agent]
-            a = _as_action(actions[agent], agent, n)
-            if self.strict and not self.game.masks[i, a]:
+            i, a = seat[agent], actions[agent]
+            if type(a) is not int or not 0 <= a < n:  # a plain int in range needs no more checks
+                a = _as_action(a, agent, n)
+            if strict and not masks[i, a]:
                 raise ValueError(
                     f"illegal action for {agent}: {self.action_names[a]!r} ({a}): {self.game.why_illegal(i, a)}"
                 )
-            self._actions[i] = a
-        self.game._play(self._actions)  # each action checked above
+            row[i] = a
+        self.game.play()  # each action checked above
         if self.recording is not None:
             self.recording.actions.append([self.action_names[a] for a in self._actions])
 
         g = self.game
         obs = self._observations()
         infos = self._infos(after_step=True)
-        rewards = {}
-        for i, agent in enumerate(self.agents):
-            rewards[agent] = float(g.rewards[i])  # the penalty of an illegal action included
-        terminations = dict.fromkeys(self.agents, g.terminated)
-        truncations = dict.fromkeys(self.agents, g.truncated)
-        if g.ended:
+        rewards = dict(zip(self.agents, g.rewards.tolist()))  # the penalty of an illegal action included
+        ended = g.ended  # a running episode is neither terminated nor truncated
+        terminations = dict.fromkeys(self.agents, ended and g.terminated)
+        truncations = dict.fromkeys(self.agents, ended and g.truncated)
+        if ended:
             self.agents = []
         if self.render_mode == "human":
             self.render()

@@ -22,3 +22,37 @@ def test_bad_flags_are_refused(capsys):
     with pytest.raises(SystemExit):
         main(["--updates", "0", "--", *TINY])
     assert "--updates 0" in capsys.readouterr().err
+
+
+def test_repeats_and_json_record_every_rate(tmp_path, capsys):
+    out = tmp_path / "profile.json"
+    main(["--updates", "1", "--repeats", "2", "--json", str(out), "--", *TINY])
+    import json
+
+    record = json.loads(out.read_text())
+    rates = record["results"]["sparse first layer"]["rates"]
+    assert record["repeats"] == 2 and len(rates) == 2 and all(r > 0 for r in rates)
+    assert record["results"]["sparse first layer"]["decisions_per_s"] == pytest.approx(sum(rates) / 2)
+    assert "over 2]" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["--repeats", "0", "--", *TINY])
+
+
+def test_a_run_is_profiled_from_its_checkpoint(tmp_path, monkeypatch):
+    from nertz_env.training import train_selfplay
+
+    run = tmp_path / "run"
+    train_selfplay.main([*TINY, "--run-dir", str(run), "--eval-every", "0", "--tensorboard", "false",
+                         "--progress", "false"])  # fmt: skip
+    steps = []
+    real = train_selfplay.restore
+
+    def spy(t, resume):
+        loop, first, evals = real(t, resume)
+        steps.append(loop.global_step)
+        return loop, first, evals
+
+    monkeypatch.setattr(train_selfplay, "restore", spy)
+    result = profile(["--resume", str(run / "checkpoint.pt")], updates=1)
+    assert result["decisions_per_s"] > 0
+    assert steps and steps[0] > 0  # the loop went on from the checkpoint, not from a fresh deal

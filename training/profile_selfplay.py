@@ -9,11 +9,16 @@ updates after one warm-up, and prints the median over them of each share and of 
 dense matrix product (``agents.policy``'s former path) in the same run, for the ratio.
 
     python -m training.profile_selfplay --updates 5 -- --lookahead-features false --bc-steps 0
+
+A trainer flag ``--resume CHECKPOINT`` times the updates of a run from where it stopped (its policy,
+pool and games). ``--json F`` also writes the figures, the flags, the torch threads and the load average to ``F``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
 import time
 from collections.abc import Sequence
@@ -29,11 +34,11 @@ PARTS = ("env", "features", "teacher", "net", "opponents", "gae", "update")
 def profile(argv: Sequence[str], updates: int, dense: bool = False) -> dict[str, float]:
     """Median shares of each part and ``decisions_per_s`` over ``updates`` updates (after one
     warm-up) of the trainer ``train_selfplay`` builds from ``argv``."""
-    args, _, _ = train_selfplay.start(["--tensorboard", "false", "--progress", "false", *argv])
+    args, _, resume = train_selfplay.start(["--tensorboard", "false", "--progress", "false", *argv])
     t = train_selfplay.build(args)
     if dense:
         t.net.summary = lambda obs: t.net.body(obs.float() * t.net.scale)
-    loop, _, _ = train_selfplay.restore(t, None)
+    loop, _, _ = train_selfplay.restore(t, resume)
     buf = Rollout.empty(args.num_steps, t.seats.n_learn, t.obs_dim, t.n_actions)
     rows: list[dict[str, float]] = []
     for i in range(updates + 1):
@@ -54,24 +59,42 @@ def profile(argv: Sequence[str], updates: int, dense: bool = False) -> dict[str,
     return {k: statistics.median(r[k] for r in rows) for k in (*PARTS, "decisions_per_s")}
 
 
+def repeated(argv: Sequence[str], updates: int, dense: bool, repeats: int) -> dict:
+    """``profile`` run ``repeats`` times: the median of each figure over them, and every rate."""
+    runs = [profile(argv, updates, dense) for _ in range(repeats)]
+    medians: dict = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    medians["rates"] = [r["decisions_per_s"] for r in runs]
+    return medians
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--updates", type=int, default=5, help="updates timed after one warm-up (median over them)")
     parser.add_argument("--peer", choices=["none", "dense"], default="none", help="also time the dense first layer")
+    parser.add_argument("--repeats", type=int, default=1, help="profiles run (medians over them)")
+    parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
     parser.add_argument("trainer", nargs=argparse.REMAINDER, help="train_selfplay flags, after --")
     a = parser.parse_args(argv)
-    if a.updates < 1:
-        parser.error(f"--updates {a.updates}: accepted an integer >= 1")
+    for name in ("updates", "repeats"):
+        if getattr(a, name) < 1:
+            parser.error(f"--{name} {getattr(a, name)}: accepted an integer >= 1")
     flags = [f for f in a.trainer if f != "--"]
     runs = [("sparse first layer", False)] + ([("dense first layer", True)] if a.peer == "dense" else [])
-    results = {name: profile(flags, a.updates, dense) for name, dense in runs}
+    results = {name: repeated(flags, a.updates, dense, a.repeats) for name, dense in runs}
     print(f"torch threads {torch.get_num_threads()}, trainer flags: {' '.join(flags) or '(defaults)'}")
     for name, r in results.items():
         split = ", ".join(f"{k} {100 * r[k]:.0f}%" for k in PARTS)
-        print(f"{name}: {r['decisions_per_s']:,.0f} decisions/s ({split})")
+        spread = f" [{min(r['rates']):,.0f} to {max(r['rates']):,.0f} over {a.repeats}]" if a.repeats > 1 else ""
+        print(f"{name}: {r['decisions_per_s']:,.0f} decisions/s{spread} ({split})")
     if len(results) == 2:
         first, second = results.values()
         print(f"ratio: {first['decisions_per_s'] / second['decisions_per_s']:.2f}x")
+    if a.json:
+        record = {"torch_threads": torch.get_num_threads(), "trainer_flags": flags, "updates": a.updates,
+                  "repeats": a.repeats,
+                  "load_average": os.getloadavg(), "results": results}
+        with open(a.json, "w") as f:
+            json.dump(record, f, indent=1)
 
 
 if __name__ == "__main__":

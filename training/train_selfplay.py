@@ -112,7 +112,7 @@ class Args:
     max_grad_norm: float = arg(0.5, "gradient clipping norm")
     target_kl: float = arg(0.0, "stop the epochs of an update early above this KL (0: never)")
     device: str = arg("auto", "auto (CUDA when present), cpu or cuda")
-    threads: int = arg(1, "torch CPU threads (0: torch's default; the nets are small, one thread is fastest)")
+    threads: int = arg(1, "torch CPU threads (0: torch's default; 2 idle cores: 1.2x one; results depend on it)")
     eval_every: int = arg(50, "updates between evaluations against greedy and heuristic (0: never)")
     eval_deals: int = arg(100, "duplicate deals per evaluation")
     save_every: int = arg(10, "updates between checkpoints")

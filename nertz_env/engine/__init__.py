@@ -15,7 +15,7 @@ agents and trainers use only the names below (and the named numbers of ``engine.
                    and deal_batch (with *_threaded twins), step_rules_batch (the rules alone),
                    observe_batch (the observations and masks alone), step_games (some games),
                    Buffers, new_buffers; mask_plan, state_vector, state_vectors, sample_legal_rows
-    Utilities      raw (an array argument viewed without reference counts), stamp_compiled
+    Utilities      raw (an array without reference counts), Bound (a kernel bound to its arrays), stamp_compiled
 """
 
 from nertz_env.engine.cache import ensure_cache_dir, stamp_compiled
@@ -52,6 +52,7 @@ from nertz_env.engine.batch import (  # noqa: E402
     step_games,
     step_rules_batch,
 )
+from nertz_env.engine.bind import Bound  # noqa: E402
 from nertz_env.engine.compose import NO_DECKS, PLAY_MATCH, PLAY_OBSERVE, deal_game, observe_and_mask  # noqa: E402
 from nertz_env.engine.core import (  # noqa: E402
     builds_on,
@@ -107,7 +108,7 @@ notice.install()  # a first run compiles the engine (and the agents' kernels): s
 warm.install()  # ... and compiles the rules of a tick in the background meanwhile
 
 __all__ = [
-    "AIR_ACTION", "AIR_CARD", "AIR_KIND", "AIR_TICKS", "END_REASONS", "MATCH_CAPPED", "MATCH_DECIDED",
+    "AIR_ACTION", "AIR_CARD", "Bound", "AIR_KIND", "AIR_TICKS", "END_REASONS", "MATCH_CAPPED", "MATCH_DECIDED",
     "MATCH_PLAYING", "MATCH_TIE_BREAK", "MI_HANDS", "MI_HAND_OVER", "MI_LAST_REASON", "MI_LAST_TICKS", "MI_STATE",
     "MI_TICKS", "MS_CALLED", "MS_CONTENDER", "MS_LAST", "MS_TOTAL", "NO_DECKS", "PLAY_MATCH", "PLAY_OBSERVE", "Buffers",
     "State", "builds_on", "builds_on_nertz", "copy_state", "deal", "deal_batch", "deal_batch_threaded", "deal_game",

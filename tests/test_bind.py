@@ -1,0 +1,98 @@
+"""engine.Bound: a kernel called on arrays it holds, without numba's per-call dispatch (Game's tick)."""
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+from nertz_env import NertzConfig, engine
+from nertz_env.game import Game
+
+
+def _game(penalty: float = 0.0) -> Game:
+    g = Game(NertzConfig(num_players=3), illegal_action_penalty=penalty)
+    g.reset(seed=5)
+    return g
+
+
+def _illegal(g: Game, seat: int) -> int:
+    return int(np.flatnonzero(g.masks[seat] == 0)[0])
+
+
+def test_bound_tick_plays_the_same_game_as_the_dispatched_kernel():
+    bound, plain = _game(), _game()
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        if bound.ended:
+            break
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in bound.masks], np.int64)
+        bound.step(actions)
+        engine.play_game_tick(
+            plain.state, 0, actions, plain._cfg, plain.catalogue.table, plain._speed, plain._plan, 0.0,
+            engine.PLAY_MATCH | engine.PLAY_OBSERVE, plain.obs, plain.masks, plain.rewards, plain._prev,
+        )  # fmt: skip
+        for a, b in zip(bound.state, plain.state):
+            np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(bound.obs, plain.obs)
+        np.testing.assert_array_equal(bound.masks, plain.masks)
+        np.testing.assert_array_equal(bound.rewards, plain.rewards)
+    assert bound.tick > 10
+
+
+def test_set_refuses_an_argument_of_another_type():
+    g = _game()
+    with pytest.raises(TypeError, match="argument 9 was bound as array\\(int8"):
+        g._tick.set(9, np.zeros(g.obs.shape, np.float32))
+    with pytest.raises(TypeError, match="argument 2 was bound as array\\(int64"):
+        g._tick.set(2, np.zeros(3, np.int32))
+
+
+def test_the_penalty_can_change_between_ticks():
+    g = _game(penalty=0.0)
+    before = g.get_state()
+    actions = np.zeros(3, np.int64)
+    actions[0] = _illegal(g, 0)
+    g.step(actions)
+    free = g.rewards.copy()
+    g.set_state(before)
+    g.illegal_action_penalty = 2  # an int is stored as the float the kernel takes
+    assert g.illegal_action_penalty == 2.0 and isinstance(g.illegal_action_penalty, float)
+    g.step(actions)
+    assert g.rewards[0] == pytest.approx(free[0] - 2.0)
+    np.testing.assert_array_equal(g.rewards[1:], free[1:])
+
+
+@pytest.mark.parametrize("clone", [copy.deepcopy, lambda g: pickle.loads(pickle.dumps(g))])
+def test_a_copied_game_is_bound_to_its_own_arrays(clone):
+    g = _game(penalty=1.5)
+    twin = clone(g)
+    assert twin.illegal_action_penalty == 1.5
+    actions = np.array([np.flatnonzero(m)[-1] for m in g.masks], np.int64)
+    twin.step(actions)
+    assert twin.tick == 1 and g.tick == 0  # the original's table did not move
+    g.step(actions)
+    for a, b in zip(g.state, twin.state):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_parallel_parts_replays_the_same_hands(monkeypatch):
+    """The benchmark's second pass plays the hands of the first: the bound tick alone, same tables."""
+    from nertz_env import nertz_v0
+    from nertz_env.benchmarks import parallel_parts
+
+    finals = []
+    real = nertz_v0.parallel_env
+
+    def spy(**kwargs):
+        env = real(**kwargs)
+        finals.append(env.unwrapped.game)
+        return env
+
+    monkeypatch.setattr(parallel_parts.nertz_v0, "parallel_env", spy)
+    parts = parallel_parts.one_run(400)
+    timed, replayed = finals
+    for a, b in zip(timed.state, replayed.state):
+        np.testing.assert_array_equal(a, b)
+    assert timed.tick > 0
+    assert 0 < parts["tick"] < parts["step"] and parts["choice"] > 0
