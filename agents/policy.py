@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import pickle
 import warnings
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -141,7 +142,25 @@ def _summary(torch, sparse_layer, body, scale, obs):
     first = body[0]
     grad = torch.is_grad_enabled() and first.weight.requires_grad
     idx, vals, offsets, xt = sparse_input(obs.numpy(), scale.numpy(), grad)
-    return body[1:](sparse_layer.apply(first.weight.t().contiguous(), idx, vals, offsets, xt) + first.bias)
+    weight_t = first.weight.t().contiguous() if grad else _transposed(first.weight)
+    return body[1:](sparse_layer.apply(weight_t, idx, vals, offsets, xt) + first.bias)
+
+
+_TRANSPOSED: dict[int, tuple[Any, int, Any]] = {}  # id(weight): (weakref to it, its version, weight.t())
+
+
+def _transposed(weight):
+    """``weight.t().contiguous()`` for calls without gradients (rollouts, opponents, evaluation),
+    copied once per change of the weight instead of on every call: kept with the tensor's version
+    counter, which every in-place change (an optimiser step, ``load_state_dict``) advances."""
+    kept = _TRANSPOSED.get(id(weight))
+    if kept is not None and kept[0]() is weight and kept[1] == weight._version:
+        return kept[2]
+    if len(_TRANSPOSED) >= 64:  # weights of networks long gone
+        _TRANSPOSED.clear()
+    weight_t = weight.detach().t().contiguous()
+    _TRANSPOSED[id(weight)] = (weakref.ref(weight), weight._version, weight_t)
+    return weight_t
 
 
 def build_scorer(

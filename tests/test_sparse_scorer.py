@@ -7,6 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the trained policies need torch (the training extra)")
 
+from nertz_env import NertzConfig  # noqa: E402
 from nertz_env.agents.features import ActionFeatures  # noqa: E402
 from nertz_env.agents.policy import build_scorer, sparse_input  # noqa: E402
 from nertz_env.training.selfplay_ppo import _pair_log_softmax, _pair_of  # noqa: E402
@@ -69,3 +70,21 @@ def test_pair_softmax_matches_the_masked_softmax_over_the_catalogue(batch):
     at = _pair_of(rows, acts, chosen)
     np.testing.assert_array_equal(acts[at], chosen)
     np.testing.assert_array_equal(rows[at], np.arange(len(obs)))
+
+
+def test_the_kept_transposed_weight_follows_every_change_of_the_weight():
+    """No-grad calls reuse the first layer's transposed copy only while the weight is unchanged."""
+    from nertz_env.agents.policy import _transposed
+
+    net = build_scorer(NertzConfig(num_players=2), lookahead=False)
+    w = net.body[0].weight
+    first = _transposed(w)
+    assert _transposed(w) is first  # unchanged: the same copy
+    optimizer = torch.optim.Adam(net.parameters(), lr=0.1)
+    net.body[0].weight.sum().backward()
+    optimizer.step()
+    after_step = _transposed(w)
+    assert after_step is not first and torch.equal(after_step, w.detach().t().contiguous())
+    other = build_scorer(NertzConfig(num_players=2), lookahead=False)
+    net.load_state_dict(other.state_dict())
+    assert torch.equal(_transposed(w), other.body[0].weight.detach().t().contiguous())
