@@ -1,0 +1,40 @@
+"""training.learning_results: harness reports kept without their hands, and the table built from them."""
+
+import json
+
+import pytest
+
+from nertz_env.training import learning_results
+from nertz_env.training.evaluate import evaluate
+
+
+@pytest.fixture(scope="module")
+def report():
+    return evaluate(["greedy", "random", "random"], hands=3, seed=4, progress=False)
+
+
+def test_a_kept_report_gives_its_row_of_the_table(report, tmp_path, capsys):
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report))
+    folder = tmp_path / "kept"
+    assert learning_results.main(["--add", str(path), "--name", "greedy_3", "--note", "a test",
+                                  "--folder", str(folder)]) == 0  # fmt: skip
+    kept = json.loads((folder / "greedy_3.json").read_text())
+    assert "hands" not in kept and kept["note"] == "a test" and kept["paired"] == report["paired"]
+    out = capsys.readouterr().out
+    me = report["summary"][0]
+    assert f"| greedy_3 | a test | 3 (seed 4) | {me['win_share']:.3f} " in out
+    diffs = [p["score_diff"] for p in report["paired"] if p["agent"] == "greedy"]
+    assert len(diffs) == 2 and all(f"{d:+.2f} [" in out for d in diffs)
+
+
+def test_what_is_not_a_report_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="not a harness report"):
+        learning_results.slim({"agents": []}, "x")
+    with pytest.raises(SystemExit):
+        learning_results.main(["--add", str(tmp_path / "r.json"), "--folder", str(tmp_path)])
+
+
+def test_the_stored_table_reads_every_kept_report():
+    rows = learning_results.table().splitlines()[2:]
+    assert len(rows) == len(list(learning_results.FOLDER.glob("*.json"))) >= 3

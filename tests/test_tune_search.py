@@ -1,0 +1,41 @@
+"""training.tune_search: CMA-ES over the heuristic's weights, checkpointed each generation."""
+
+import json
+
+import pytest
+
+pytest.importorskip("cma", reason="tune_search needs the cma package (the training extra)")
+
+from nertz_env import agents  # noqa: E402
+from nertz_env.agents.heuristic import DEFAULTS  # noqa: E402
+from nertz_env.training import tune_search  # noqa: E402
+
+
+def test_a_point_of_the_search_space_is_a_heuristic_spec():
+    x = [2.0 if k != "gamma" else 0.8 for k in tune_search.TUNED]
+    weights = tune_search.weights_of(x)
+    assert weights["empty"] == 2 * DEFAULTS["empty"] and weights["gamma"] == 0.8
+    agent = agents.make_spec(tune_search.spec_of(weights))
+    assert agent.options["depth"] == 3 and agent.options["nertz_found"] == 2 * DEFAULTS["nertz_found"]
+
+
+def test_generations_are_checkpointed_and_resume_goes_on(tmp_path, capsys):
+    run = tmp_path / "tune"
+    flags = ["--run-dir", str(run), "--popsize", "2", "--deals", "1", "--seed", "3"]
+    assert tune_search.main([*flags, "--generations", "1"]) == 0
+    first = json.loads((run / "history.json").read_text())
+    assert len(first) == 1 and len(first[0]["scores"]) == 2
+    assert tune_search.main([*flags, "--generations", "2", "--resume"]) == 0
+    history = json.loads((run / "history.json").read_text())
+    assert history[0] == first[0] and len(history) == 2 and history[1]["deal_seed"] == 3001
+    best = json.loads((run / "best.json").read_text())
+    assert best["generations"] == 2 and agents.make_spec(best["spec"]).options["depth"] == 3
+    assert "learned weights" in capsys.readouterr().out
+
+
+def test_bad_flags_are_refused(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        tune_search.main(["--run-dir", str(tmp_path), "--sigma", "0"])
+    assert "--sigma 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        tune_search.main(["--run-dir", str(tmp_path / "none"), "--resume"])

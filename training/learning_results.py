@@ -1,0 +1,72 @@
+"""The table of the learned players measured against three ``heuristic:depth=3``, regenerated from
+the stored evaluation reports in ``docs/learning/`` (README, "Toward a player above the search").
+
+    python -m nertz_env.training.learning_results --add REPORT.json --name NAME --note "..."
+    python -m nertz_env.training.learning_results          # prints the table
+
+``--add`` keeps a harness report (``nertz eval ... --out REPORT.json``) without its per-hand
+records, under ``docs/learning/NAME.json`` with a note saying what was evaluated; the table has one
+row per stored report: the first agent's win share and its paired score difference per deal
+against each other seat's agent, with the 95% intervals over deals.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from nertz_env.cli_checks import Parser
+
+FOLDER = Path(__file__).resolve().parent.parent / "docs" / "learning"
+
+
+def slim(report: dict[str, Any], note: str) -> dict[str, Any]:
+    """The report without its per-hand and per-match records, with ``note``."""
+    missing = {"agents", "summary", "paired", "deals", "seed"} - set(report)
+    if missing:
+        raise ValueError(f"not a harness report (nertz eval --out): missing {', '.join(sorted(missing))}")
+    return {"note": note, **{k: v for k, v in report.items() if k not in ("hands", "matches")}}
+
+
+def row(name: str, report: dict[str, Any]) -> str:
+    first = report["agents"][0]
+    me = next(r for r in report["summary"] if r["agent"] == first)
+    lo, hi = me["win_ci"]
+    diffs = [
+        f"{p['score_diff']:+.2f} [{p['score_diff_ci'][0]:+.2f}, {p['score_diff_ci'][1]:+.2f}]"
+        for p in report["paired"] if p["agent"] == first
+    ]  # fmt: skip
+    return (f"| {name} | {report['note']} | {report['deals']:,} (seed {report['seed']}) | "
+            f"{me['win_share']:.3f} [{lo:.3f}, {hi:.3f}] | {'; '.join(diffs)} |")  # fmt: skip
+
+
+def table(folder: Path = FOLDER) -> str:
+    lines = ["| run | what was evaluated | deals | win share [95% CI] | paired score difference per deal vs each "
+             "opponent [95% CI] |", "|---|---|---|---|---|"]  # fmt: skip
+    for path in sorted(folder.glob("*.json")):
+        lines.append(row(path.stem, json.loads(path.read_text())))
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = Parser(prog="python -m nertz_env.training.learning_results", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--add", metavar="REPORT", help="a harness report to keep (nertz eval --out)")
+    ap.add_argument("--name", help="its name in docs/learning/ (with --add)")
+    ap.add_argument("--note", default="", help="what was evaluated (with --add)")
+    ap.add_argument("--folder", default=str(FOLDER), help="where the reports are kept")
+    args = ap.parse_args(argv)
+    folder = Path(args.folder)
+    if args.add:
+        if not args.name:
+            ap.error("--add needs --name")
+        report = json.loads(Path(args.add).read_text())
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{args.name}.json").write_text(json.dumps(slim(report, args.note), indent=1))
+    print(table(folder))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
