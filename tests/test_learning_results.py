@@ -35,6 +35,19 @@ def test_what_is_not_a_report_is_refused(tmp_path):
         learning_results.main(["--add", str(tmp_path / "r.json"), "--folder", str(tmp_path)])
 
 
+def test_a_missing_or_foreign_report_is_one_line_error(tmp_path, capsys):
+    missing = tmp_path / "none.json"
+    with pytest.raises(SystemExit) as exc:
+        learning_results.main(["--add", str(missing), "--name", "x", "--folder", str(tmp_path)])
+    assert exc.value.code == 2 and f"--add {missing}" in capsys.readouterr().err
+    foreign = tmp_path / "foreign.json"
+    foreign.write_text(json.dumps({"agents": []}))
+    with pytest.raises(SystemExit):
+        learning_results.main(["--add", str(foreign), "--name", "x", "--folder", str(tmp_path)])
+    assert "not a harness report" in capsys.readouterr().err
+    assert not (tmp_path / "x.json").exists()
+
+
 def test_the_stored_table_reads_every_kept_report():
     rows = learning_results.table().splitlines()[2:]
     assert len(rows) == len(list(learning_results.FOLDER.glob("*.json"))) >= 3

@@ -36,6 +36,8 @@ def test_repeats_and_json_record_every_rate(tmp_path, capsys):
     assert "over 2]" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["--repeats", "0", "--", *TINY])
+    with pytest.raises(SystemExit):  # refused before any profiling
+        main(["--json", str(tmp_path / "no" / "such" / "dir" / "p.json"), "--", *TINY])
 
 
 def test_a_run_is_profiled_from_its_checkpoint(tmp_path, monkeypatch):

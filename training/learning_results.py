@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nertz_env.cli_checks import Parser
+from nertz_env.cli_checks import USER_ERRORS, Parser
 
 FOLDER = Path(__file__).resolve().parent.parent / "docs" / "learning"
 
@@ -61,9 +61,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.add:
         if not args.name:
             ap.error("--add needs --name")
-        report = json.loads(Path(args.add).read_text())
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{args.name}.json").write_text(json.dumps(slim(report, args.note), indent=1))
+        try:
+            kept = slim(json.loads(Path(args.add).read_text()), args.note)
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{args.name}.json").write_text(json.dumps(kept, indent=1))
+        except USER_ERRORS as exc:  # a missing file, or one that is not JSON or not a harness report
+            ap.error(f"--add {args.add}: {exc}")
     print(table(folder))
     return 0
 

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 
 import torch
 
+from nertz_env.cli_checks import output_file
 from nertz_env.training import train_selfplay
 from nertz_env.training.selfplay_ppo import Rollout, advantages, collect, update
 
@@ -72,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--updates", type=int, default=5, help="updates timed after one warm-up (median over them)")
     parser.add_argument("--peer", choices=["none", "dense"], default="none", help="also time the dense first layer")
     parser.add_argument("--repeats", type=int, default=1, help="profiles run (medians over them)")
-    parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    parser.add_argument("--json", type=output_file(), default=None, help="also write the figures to this JSON file")
     parser.add_argument("trainer", nargs=argparse.REMAINDER, help="train_selfplay flags, after --")
     a = parser.parse_args(argv)
     for name in ("updates", "repeats"):

@@ -201,8 +201,6 @@ def _deal(s, b, cfg, table, plan, out):
     out.hand_done[b] = False
 
 
-
-
 # ---------------------------------------------------------------------------------------------
 # Batches: serial kernels, and threaded twins compiled from the same Python source
 
