@@ -7,12 +7,13 @@ case runs with the default number of compiling processes and with ``NERTZ_COMPIL
 one process), alternating, ``--repeats`` times; the report gives medians. The load average is
 printed beside them: wall time means something only on an idle machine.
 
-Usage: ``python -m nertz_env.benchmarks.first_start [--repeats 1] [--cases parallel vector main]``.
+Usage: ``python -m nertz_env.benchmarks.first_start [--repeats 1] [--cases parallel vector main]
+[--json PATH]`` (``--json`` also writes the medians, with the machine's cores and load).
 """
 
 from __future__ import annotations
 
-import argparse
+import json
 import os
 import resource
 import statistics
@@ -21,6 +22,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from pathlib import Path
+
+from nertz_env.cli_checks import Parser, at_least, output_file
 
 CASES = {
     "parallel": [
@@ -63,13 +67,13 @@ def run_case(case: str, jobs: str) -> dict[str, float]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m nertz_env.benchmarks.first_start", description=__doc__.split("\n")[0])
-    ap.add_argument("--repeats", type=int, default=1, help="runs of each case and setting (medians reported)")
+    ap = Parser(prog="python -m nertz_env.benchmarks.first_start", description=__doc__.split("\n")[0])
+    ap.add_argument("--repeats", type=at_least(1), default=1, help="runs of each case and setting (medians reported)")
     ap.add_argument("--cases", nargs="+", choices=sorted(CASES), default=["parallel", "vector", "main"])
+    ap.add_argument("--json", metavar="PATH", type=output_file(), help="also write the medians as JSON")
     args = ap.parse_args(argv)
-    if args.repeats < 1:
-        ap.error(f"--repeats must be 1 or more, got {args.repeats}")
-    print(f"cores {os.cpu_count()}, load average at start {os.getloadavg()[0]:.2f}")
+    report = {"cores": os.cpu_count(), "load_at_start": os.getloadavg()[0], "repeats": args.repeats, "cases": {}}
+    print(f"cores {report['cores']}, load average at start {report['load_at_start']:.2f}")
     for case in args.cases:
         runs: dict[str, list[dict[str, float]]] = {"default": [], "1": []}
         for _ in range(args.repeats):
@@ -77,11 +81,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 runs[jobs].append(run_case(case, "" if jobs == "default" else jobs))
         for jobs, results in runs.items():
             med = {k: statistics.median(r[k] for r in results) for k in results[0]}
+            med["load"] = os.getloadavg()[0]
+            report["cases"][f"{case} NERTZ_COMPILE_JOBS={jobs}"] = med
             print(
                 f"{case:9s} NERTZ_COMPILE_JOBS={jobs:8s} wall {med['wall_s']:6.1f} s  CPU {med['cpu_s']:6.1f} s  "
-                f"kernels compiled {med['compiles']:.0f} ({med['distinct']:.0f} distinct)  "
-                f"load {os.getloadavg()[0]:.2f}"
+                f"kernels compiled {med['compiles']:.0f} ({med['distinct']:.0f} distinct)  load {med['load']:.2f}"
             )
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1))
     return 0
 
 

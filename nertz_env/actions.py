@@ -56,6 +56,12 @@ class ActionCatalogue:
         self.names: tuple[str, ...] = tuple(self._name(*r) for r in rows)
         self._index = {name: i for i, name in enumerate(self.names)}
 
+    def __setstate__(self, state: dict) -> None:
+        """Unpickled with its table read-only again (pickling drops the flag), so that the compiled
+        kernels see the same argument types as before."""
+        self.__dict__.update(state)
+        self.table.setflags(write=False)
+
     @staticmethod
     def _name(kind: int, src: int, dst: int, n: int) -> str:
         if kind == WAIT:

@@ -65,6 +65,7 @@ class Game:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self._cfg = self.config.packed  # read-only again (pickling drops the flag): the same kernel types
         self._tick = self._bind_tick(state["_tick"])
 
     # -- dealing ---------------------------------------------------------------------------

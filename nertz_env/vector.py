@@ -189,9 +189,7 @@ class NertzVectorEnv:
         self.buffers = engine.new_buffers(
             self.num_envs, self.num_players, self.obs_dim, self.num_actions, self.config.num_teams
         )
-        # Writable copies: the kernels' argument types then survive pickling (one compiled kernel).
-        self._cfg = self.config.packed.copy()
-        self._table = self.catalogue.table.copy()
+        self._cfg, self._table = self._read_only_arrays()
         self._speed = self.config.speed_weights
         self._plan = engine.mask_plan(self._table)
         self._actions = np.zeros((self.num_envs, self.num_players), np.int64)
@@ -223,6 +221,17 @@ class NertzVectorEnv:
                 "callers": out.hand_callers,
                 "totals": out.hand_totals,
             }
+
+    def _read_only_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """The packed options and the catalogue table, read-only as ``Game`` and the arena pass
+        them: every form of the game then calls each compiled kernel with the same argument
+        types (one compile, and the one a first start compiles ahead, ``engine.warm``)."""
+        return self.config.packed, self.catalogue.table
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickled with the config's own read-only arrays (pickling drops the flag)."""
+        self.__dict__.update(state)
+        self._cfg, self._table = self._read_only_arrays()
 
     # -- the loop --------------------------------------------------------------------------
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -5,6 +5,7 @@ import pickle
 
 import numpy as np
 import pytest
+from numba import typeof
 
 from nertz_env import NertzConfig, engine
 from nertz_env.game import Game
@@ -68,6 +69,9 @@ def test_a_copied_game_is_bound_to_its_own_arrays(clone):
     g = _game(penalty=1.5)
     twin = clone(g)
     assert twin.illegal_action_penalty == 1.5
+    # the options and the catalogue stay read-only: the copy calls the kernels the original compiled
+    for mine, its in ((g._cfg, twin._cfg), (g.catalogue.table, twin.catalogue.table)):
+        assert not its.flags.writeable and typeof(its) == typeof(mine)
     actions = np.array([np.flatnonzero(m)[-1] for m in g.masks], np.int64)
     twin.step(actions)
     assert twin.tick == 1 and g.tick == 0  # the original's table did not move

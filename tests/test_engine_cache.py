@@ -91,6 +91,21 @@ def test_serial_and_threaded_kernels_cache_apart():
         assert serial._cache._cache_file._index_name != threaded._cache._cache_file._index_name
 
 
+def test_a_twin_compiles_under_its_own_name():
+    """``cache.twin``: the landing's own copy of the tick's resolution (not inlined) has a cache
+    entry of its own, apart from the inlined original, and runs the same code."""
+    from nertz_env.engine import tick
+    from nertz_env.engine.cache import twin
+
+    assert tick._resolve.targetoptions.get("inline") == "always"
+    assert tick._resolve_landing.targetoptions.get("inline", "never") == "never"
+    assert tick._resolve_landing.py_func.__code__ is tick._resolve.py_func.__code__
+    assert tick._resolve_landing.py_func.__qualname__ == "_resolve_landing"
+    assert tick._resolve_landing._cache._cache_file._index_name != tick._resolve._cache._cache_file._index_name
+    copy = twin(tick._resolve.py_func, "_x")
+    assert (copy.__name__, copy.__doc__) == ("_resolve_x", tick._resolve.py_func.__doc__)
+
+
 def test_every_kernel_is_stamped_with_the_engine_fingerprint():
     from nertz_env.agents import _search
     from nertz_env.engine import cache, tick

@@ -148,6 +148,10 @@ def test_pickled_env_goes_on_identically():
         env.step(env.sample_actions())
     twin = pickle.loads(pickle.dumps(env))
     assert twin.infos["final_observation"] is twin.buffers.final_obs
+    # read-only as before, and as Game passes them: the twin calls the kernels already compiled
+    for mine, its in ((env._cfg, twin._cfg), (env._table, twin._table)):
+        assert not its.flags.writeable and numba.typeof(its) == numba.typeof(mine)
+    assert numba.typeof(env._cfg) == numba.typeof(NertzConfig().packed)
     for _ in range(100):
         a, b = env.step(env.sample_actions()), twin.step(twin.sample_actions())
         assert all((x == y).all() for x, y in zip(a[:5], b[:5]))

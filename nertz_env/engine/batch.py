@@ -11,12 +11,12 @@ Outputs go into preallocated arrays (``Buffers``); nothing is allocated per tick
 
 from __future__ import annotations
 
-import types
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
 
+from nertz_env.engine.cache import twin
 from nertz_env.engine.compose import (
     NO_DECKS,
     PLAY_MATCH,
@@ -304,21 +304,12 @@ def _sample_legal_rows(masks, streams, out):
                     k -= 1
 
 
-def _twin(func):
-    """A copy of ``func`` under its own name, so that its threaded compilation has a cache entry
-    of its own (numba names a cache entry after the Python function, not its options)."""
-    twin = types.FunctionType(func.__code__, func.__globals__, func.__name__ + "_threaded", func.__defaults__)
-    twin.__qualname__ = func.__qualname__ + "_threaded"
-    twin.__doc__ = func.__doc__
-    return twin
-
-
 step_batch = njit(cache=True)(_step_batch)
-step_batch_threaded = njit(cache=True, parallel=True)(_twin(_step_batch))
+step_batch_threaded = njit(cache=True, parallel=True)(twin(_step_batch, "_threaded"))
 deal_batch = njit(cache=True)(_deal_batch)
-deal_batch_threaded = njit(cache=True, parallel=True)(_twin(_deal_batch))
+deal_batch_threaded = njit(cache=True, parallel=True)(twin(_deal_batch, "_threaded"))
 step_rules_batch = njit(cache=True)(_step_rules_batch)
 step_games = njit(cache=True)(_step_games)
 play_game_tick = njit(cache=True)(_play_game_tick)
 sample_legal_rows = njit(cache=True)(_sample_legal_rows)
-sample_legal_rows_threaded = njit(cache=True, parallel=True)(_twin(_sample_legal_rows))
+sample_legal_rows_threaded = njit(cache=True, parallel=True)(twin(_sample_legal_rows, "_threaded"))

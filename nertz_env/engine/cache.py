@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import os
 import tempfile
+import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -151,3 +152,13 @@ def ensure_cache_dir() -> str | None:
     numba.config.CACHE_DIR = str(fallback)
     os.environ["NUMBA_CACHE_DIR"] = str(fallback)
     return str(fallback)
+
+
+def twin(func: types.FunctionType, suffix: str) -> types.FunctionType:
+    """A copy of ``func`` named ``func.__name__ + suffix``, so that a second compilation of it (other
+    options: threaded, or not inlined) has a cache entry of its own: numba names a cache entry after
+    the Python function, not its options."""
+    copy = types.FunctionType(func.__code__, func.__globals__, func.__name__ + suffix, func.__defaults__)
+    copy.__qualname__ = func.__qualname__ + suffix
+    copy.__doc__ = func.__doc__
+    return copy

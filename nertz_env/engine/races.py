@@ -87,7 +87,7 @@ def resolve_builds(s, b, buf, cfg, speed):
             for i in range(m):
                 won[i] = False
         elif m > 1:
-            pick_winners(s, b, claimants, m, 1, cfg, speed, won)
+            pick_winners(s, b, claimants, np.int64(m), np.int64(1), cfg, speed, won)  # int64: one compile
         else:
             won[0] = True
         for i in range(m):
@@ -157,7 +157,7 @@ def foundation_races(s, b, buf, cfg, speed):
         suit, below_rank = card[p] // 13, rank(card[p]) - 1
         k = min(m, np.int64(s.foundation_tops[b, suit, below_rank]))
         if m > k:
-            pick_winners(s, b, claimants, m, k, cfg, speed, won)
+            pick_winners(s, b, claimants, np.int64(m), np.int64(k), cfg, speed, won)  # int64: one compile
         else:
             for i in range(m):
                 won[i] = True

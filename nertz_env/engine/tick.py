@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import carray, njit
 
+from nertz_env.engine.cache import twin
 from nertz_env.engine.constants import (
     C_AUTO_CALL,
     C_BONUS,
@@ -113,12 +114,14 @@ def moving_card(s, b, p, kind, src, n) -> int:
     return source_card(s, b, p, src, n)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _land(s, b, p, cfg, table, kind, src, dst, cnt):
     """``move_ticks``: player ``p``'s move in the air lands now. It is judged again on the table at
     the start of the tick (R3) and must still carry the card it took off with; if it cannot land
     (its foundation pile was taken meanwhile), the card stays where it was, reported as a
-    collision (R6). Otherwise it joins the tick's moves and their races."""
+    collision (R6). Otherwise it joins the tick's moves and their races. Compiled on its own (the
+    option is rare) rather than inlined into ``step`` and ``_land_all``: a first compile is shorter
+    by every inlined copy of ``legal_row`` it leaves out."""
     a = s.air[b, p, AIR_ACTION]
     move_kind, move_src = table[a, T_KIND], table[a, T_SOURCE]
     move_dst, move_count = table[a, T_DEST], table[a, T_COUNT]
@@ -192,6 +195,11 @@ def _resolve(s, b, buf, cfg, speed) -> bool:
     return _apply_moves(s, b, buf, cfg)
 
 
+# ``_land_all``'s copy of ``_resolve``: compiled once on its own rather than inlined a second time
+# (the landing at the end of a hand is rare; the tick's own copy stays inlined in ``step``).
+_resolve_landing = njit(cache=True)(twin(_resolve.py_func, "_landing"))
+
+
 @njit(cache=True, inline="always")
 def _score(s, b, cfg) -> bool:
     """R4.6 auto_call and the R7 running score; returns whether anyone has called."""
@@ -244,7 +252,7 @@ def _land_all(s, b, cfg, table, speed):
             _land(s, b, p, cfg, table, buf[KIND], buf[SOURCE], buf[DEST], buf[COUNT])
             landing = True
     if landing:
-        _resolve(s, b, buf, cfg, speed)
+        _resolve_landing(s, b, buf, cfg, speed)
         if _score(s, b, cfg):
             s.ended[b] = END_CALL
 

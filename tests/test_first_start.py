@@ -1,0 +1,53 @@
+"""``nertz_env.benchmarks.first_start``: its arguments, one case in a fresh process with an empty
+cache, and the medians it reports (the real cases compile for a minute, so the cases here are
+stand-ins that compile nothing or one small kernel)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from nertz_env.benchmarks import first_start
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--repeats", "0"], "--repeats: expected an integer >= 1, got '0'"),
+        (["--cases", "nope"], "invalid choice: 'nope'"),
+        (["--json", "/no/such/folder/x.json"], "the folder '/no/such/folder' of"),
+    ],
+)
+def test_bad_arguments_are_one_line_errors(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        first_start.main(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_case_runs_in_a_fresh_process_and_counts_its_compiles(monkeypatch):
+    kernel = "from numba import njit; njit(cache=True)(lambda x: x + 1)(1)"
+    monkeypatch.setitem(first_start.CASES, "nothing", ["-c", "pass"])
+    monkeypatch.setitem(first_start.CASES, "one kernel", ["-c", kernel])
+    idle = first_start.run_case("nothing", "1")
+    assert idle["compiles"] == 0 and idle["wall_s"] > 0 and idle["cpu_s"] > 0
+    assert first_start.run_case("one kernel", "1")["cpu_s"] > idle["cpu_s"]
+
+
+def test_the_json_report_holds_the_medians_of_each_case_and_setting(monkeypatch, tmp_path):
+    walls = iter([3.0, 10.0, 1.0, 30.0, 2.0, 20.0])  # default, 1, default, 1, ...: medians 2 and 20
+    calls = []
+
+    def fake_run(case, jobs):
+        calls.append((case, jobs))
+        return {"wall_s": next(walls), "cpu_s": 5.0, "compiles": 4, "distinct": 4}
+
+    monkeypatch.setattr(first_start, "run_case", fake_run)
+    out = tmp_path / "first.json"
+    assert first_start.main(["--cases", "parallel", "--repeats", "3", "--json", str(out)]) == 0
+    assert calls == [("parallel", ""), ("parallel", "1")] * 3
+    report = json.loads(out.read_text())
+    assert report["repeats"] == 3 and report["cores"] >= 1
+    assert report["cases"]["parallel NERTZ_COMPILE_JOBS=default"]["wall_s"] == 2.0
+    assert report["cases"]["parallel NERTZ_COMPILE_JOBS=1"]["wall_s"] == 20.0
