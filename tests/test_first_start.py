@@ -27,7 +27,7 @@ def test_bad_arguments_are_one_line_errors(argv, message, capsys):
 
 
 def test_a_case_runs_in_a_fresh_process_and_counts_its_compiles(monkeypatch):
-    kernel = "from numba import njit; njit(cache=True)(lambda x: x + 1)(1)"
+    kernel = "from numba import njit; njit(lambda x: x + 1)(1)"
     monkeypatch.setitem(first_start.CASES, "nothing", ["-c", "pass"])
     monkeypatch.setitem(first_start.CASES, "one kernel", ["-c", kernel])
     idle = first_start.run_case("nothing", "1")
