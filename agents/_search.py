@@ -197,8 +197,8 @@ def _search(depth, params, table, rows_single, ww_row, rows_eval, n_nertz, pos, 
     """The best value reachable from position 1 within ``depth - 1`` more own moves
     (iterative depth-first). What a later move adds is discounted by ``P_GAMMA`` and each move
     costs ``P_STEP``, so a gain sooner beats the same gain later."""
-    d = 1
-    here[1] = _evaluate(1, params, table, rows_eval, n_nertz, pos, cfg)
+    d = np.int64(1)  # int64, not the literal 1: _apply and _evaluate compile once for every depth
+    here[1] = _evaluate(d, params, table, rows_eval, n_nertz, pos, cfg)
     best[1] = here[1]
     cursor[1] = 0
     while True:
@@ -321,7 +321,7 @@ def score_moves(obs, masks, table, off, cfg, params, rows_single, ww_row, rows_e
         )  # fmt: skip
         # Standing still keeps the value of the table as it is; DRAW is worth a little more, and a
         # move must beat both (so no move that gains nothing, even with nothing left to turn).
-        root = _evaluate(0, params, table, rows_eval, n_nertz, pos, cfg)
+        root = _evaluate(np.int64(0), params, table, rows_eval, n_nertz, pos, cfg)
         values[row, ACTION_WAIT] = root
         if mask[ACTION_DRAW] != 0:
             values[row, ACTION_DRAW] = root + params[P_DRAW]
@@ -336,7 +336,7 @@ def score_moves(obs, masks, table, off, cfg, params, rows_single, ww_row, rows_e
             root_len = pos.work_len[0]
             if src >= WORK_SOURCE and kind == TO_WORK and root_len[dst] == 0 and n == root_len[src - WORK_SOURCE]:
                 continue  # a whole pile into a space changes nothing
-            card = _apply(a, table, 0, pos)
+            card = _apply(a, table, np.int64(0), pos)
             v = _search(depth, params, table, rows_single, ww_row, rows_eval, n_nertz, pos, cfg, best, here, cursor)
             values[row, a] = v - params[P_STEP] + _move_bonus(o, off, a, table, card, pos, params, contested, stuck)
 
