@@ -20,6 +20,7 @@ The pairs come in row-major order (``np.nonzero(masks)``), so ``rows`` is sorted
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -66,6 +67,29 @@ from nertz_env.engine.constants import T_COUNT, T_DEST, T_KIND, T_SOURCE
 # fmt: on
 N_FEATURES = 36
 LOOKAHEAD_COLUMNS = (F_LOOKAHEAD, F_LOOKAHEAD_GAP, F_SHOULD_CALL)
+# Named groups of columns, each column in exactly one, for ablations: a policy trained and played
+# with a group zeroed (``ActionFeatures(drop_features=...)``, ``train_selfplay --drop-features``).
+FEATURE_GROUPS: dict[str, tuple[int, ...]] = {
+    "kind": (F_WAIT, F_DRAW, F_CALL, F_TO_FOUNDATION, F_TO_WORK, F_UNDER),  # the kind of move (R4)
+    "source": (F_FROM_NERTZ, F_FROM_WASTE, F_FROM_WORK),  # the pile it takes from
+    "card": (F_RANK, F_ACE, F_TWO, F_KING),  # the card moved (the bottom card of a block)
+    "shape": (F_BLOCK, F_EMPTIES_SOURCE, F_INTO_SPACE, F_DST_HEIGHT),  # block size, pile emptied, space filled, height
+    "foundation": (F_FOUNDATION_READY, F_RACE),  # the card could go up now; opponents racing for its slot (R6)
+    "exposes": (F_EXPOSES, F_EXPOSED_TO_FOUNDATION, F_EXPOSED_TO_WORK),  # the card uncovered and where it fits
+    "nertz": (F_REVEALS_NERTZ, F_LAST_NERTZ, F_NERTZ_ONTO_EXPOSED, F_NERTZ_FOLLOWS,
+              F_NERTZ_TO_FOUNDATION_AFTER),  # the Nertz pile: turned, emptied, or its top playable after the move
+    "lookahead": LOOKAHEAD_COLUMNS,  # the heuristic's search (zero anyway without lookahead)
+    "table": (F_NERTZ_LEFT, F_LEAD, F_SPACES, F_SINCE_PROGRESS, F_STOCK_LEFT, F_WASTE_LEFT),  # the row's own facts
+}  # fmt: skip
+
+
+def feature_columns(groups: str | Iterable[str]) -> tuple[int, ...]:
+    """The sorted columns of the named ``FEATURE_GROUPS`` (one name, or several; none: ``()``)."""
+    names = (groups,) if isinstance(groups, str) else tuple(groups)
+    for name in names:
+        if name not in FEATURE_GROUPS:
+            raise ValueError(f"unknown feature group {name!r}: accepted {', '.join(FEATURE_GROUPS)}")
+    return tuple(sorted({c for name in names for c in FEATURE_GROUPS[name]}))
 
 
 @njit(cache=True, inline="always")
@@ -221,11 +245,18 @@ class ActionFeatures:
     """``features(obs[n, D], masks[n, N]) -> (rows, actions, feats[K, N_FEATURES])`` for the ``K``
     legal pairs of a batch, under one config. ``lookahead`` is the depth of the ``heuristic``'s
     look-ahead behind ``LOOKAHEAD_COLUMNS`` (``True``: its default depth); ``False`` or 0 leaves
-    those columns at zero, for policies that must learn without it."""
+    those columns at zero, for policies that must learn without it. ``drop_features`` names
+    ``FEATURE_GROUPS`` whose columns are zeroed after filling (an ablation); the search behind
+    ``choice`` is unaffected."""
 
-    def __init__(self, config: NertzConfig | None = None, lookahead: bool | int = True):
+    def __init__(
+        self, config: NertzConfig | None = None, lookahead: bool | int = True, drop_features: str | Iterable[str] = ()
+    ):
         from nertz_env.agents.heuristic import DEFAULTS, HeuristicAgent
 
+        self.dropped_columns = list(feature_columns(drop_features))
+        names = (drop_features,) if isinstance(drop_features, str) else drop_features
+        self.drop_features = tuple(dict.fromkeys(names))  # the group names, once each, in the order given
         self.depth = lookahead_depth(lookahead, DEFAULTS["depth"])
         teacher = HeuristicAgent(config, depth=self.depth or DEFAULTS["depth"])
         self.config = teacher.config
@@ -249,6 +280,8 @@ class ActionFeatures:
         fill_features(
             obs, masks, self.table, self.offsets, self.cfg, self.params, *self._rows, self.lookahead, feats, choice
         )
+        if self.dropped_columns:
+            feats[:, self.dropped_columns] = 0.0
         return rows, acts, feats, choice
 
     def plays_as(self, agent) -> bool:

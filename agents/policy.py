@@ -11,7 +11,9 @@ Two policies ship in ``agents/policies/`` (its README gives how each was trained
 each legal move's immediate effect, so a decision is one network forward pass; ``ppo-search``
 (``ppo_search.pt``) also reads a depth-3 ``heuristic`` search of every legal move, so each of its
 decisions runs that search first. The file records its search depth (``"lookahead"``), and each
-name refuses a file of the other kind.
+name refuses a file of the other kind. It also records the feature groups trained zeroed
+(``"drop_features"``, ``train_selfplay --drop-features``; a file without it drops none), and the
+loaded policy plays with the same columns zeroed.
 
 >>> from nertz_env import agents
 >>> ppo = agents.make("ppo")                       # agents/policies/ppo.pt, no search   # doctest: +SKIP
@@ -168,6 +170,7 @@ def build_scorer(
     hidden: tuple[int, ...] = (128, 128),
     action_hidden: int = 64,
     lookahead: bool | int = True,
+    drop_features: tuple[str, ...] = (),
 ):
     """The move-scoring actor-critic: ``logit[a] = head(relu(state(obs) + move(features[a]) + embed[a]))``
     over the legal moves only, the value from the state summary alone.
@@ -176,7 +179,8 @@ def build_scorer(
     plays from observations; the trainer, which keeps the features of its rollouts, calls
     ``score(obs, rows, actions, feats)`` with the pairs of ``agents.features.ActionFeatures``.
     ``lookahead`` is the depth of the ``heuristic``'s look-ahead in the features (``True``: its
-    default depth; ``False`` or 0: features without the look-ahead values)."""
+    default depth; ``False`` or 0: features without the look-ahead values). ``drop_features``
+    names ``agents.features.FEATURE_GROUPS`` zeroed in every feature vector (an ablation)."""
     torch = _torch()
     nn = torch.nn
     from nertz_env.actions import ActionCatalogue
@@ -189,8 +193,9 @@ def build_scorer(
     class MoveScorer(nn.Module):
         def __init__(self):
             super().__init__()
-            self.features = ActionFeatures(config, lookahead=lookahead)
+            self.features = ActionFeatures(config, lookahead=lookahead, drop_features=drop_features)
             self.lookahead = self.features.depth  # saved as the depth (0: none)
+            self.drop_features = self.features.drop_features  # saved as the group names
             self.n_actions = n_actions
             high = np.maximum(layout.high.astype(np.float32), 1)
             self.register_buffer("scale", torch.as_tensor(1.0 / high, dtype=torch.float32))
@@ -264,6 +269,7 @@ def save_policy(
         "hidden": list(hidden),
         "action_hidden": action_hidden,
         "lookahead": getattr(network, "lookahead", None),
+        "drop_features": list(getattr(network, "drop_features", ())),
         "state_dict": {k: v.detach().cpu() for k, v in network.state_dict().items()},
         "extra": extra or {},
     }
@@ -291,7 +297,8 @@ def load_network(path: str | Path):
         cfg["speed"] = tuple(cfg["speed"])
     config = NertzConfig(**cfg)
     if blob["format"] == FORMAT:
-        net = build_scorer(config, tuple(blob["hidden"]), blob["action_hidden"], blob.get("lookahead"))
+        dropped = tuple(blob.get("drop_features") or ())  # files from before the setting drop none
+        net = build_scorer(config, tuple(blob["hidden"]), blob["action_hidden"], blob.get("lookahead"), dropped)
     else:
         from nertz_env.actions import ActionCatalogue
 
@@ -338,6 +345,8 @@ class PolicyAgent(Agent):
         self.greedy = bool(greedy)
         # The depth of the heuristic search its features run at every decision (0: none).
         self.lookahead = int(getattr(self._net, "lookahead", 0) or 0)
+        # The feature groups it was trained and plays with zeroed (agents.features.FEATURE_GROUPS).
+        self.drop_features = tuple(getattr(self._net, "drop_features", ()))
 
     def _choose(self, obs: np.ndarray, masks: np.ndarray, out: np.ndarray) -> None:
         torch = _torch()

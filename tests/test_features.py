@@ -127,3 +127,34 @@ def test_only_the_same_search_counts_as_the_features_choice():
     assert not F.ActionFeatures(CONFIG, lookahead=False).plays_as(agents.make("heuristic", config=CONFIG))
     o, m = played_rows(seed=4, ticks=10)
     assert (F.ActionFeatures(CONFIG, lookahead=False).with_choice(o, m)[3] == -1).all()
+
+
+def test_the_feature_groups_cover_every_column_exactly_once():
+    columns = [c for group in F.FEATURE_GROUPS.values() for c in group]
+    assert sorted(columns) == list(range(F.N_FEATURES))
+    assert F.FEATURE_GROUPS["lookahead"] == F.LOOKAHEAD_COLUMNS
+    assert F.feature_columns(["card", "kind"]) == (F.F_WAIT, F.F_DRAW, F.F_CALL, F.F_TO_FOUNDATION, F.F_TO_WORK,
+                                                   F.F_UNDER, F.F_RANK, F.F_ACE, F.F_TWO, F.F_KING)  # fmt: skip
+    assert F.feature_columns("shape") == F.feature_columns(["shape", "shape"]) == F.FEATURE_GROUPS["shape"]
+    assert F.feature_columns([]) == ()
+
+
+def test_an_unknown_feature_group_is_refused_naming_the_known_ones():
+    known = "accepted kind, source, card, shape, foundation, exposes, nertz, lookahead, table"
+    with pytest.raises(ValueError, match=f"unknown feature group 'cards': {known}$"):
+        F.feature_columns(["card", "cards"])
+    with pytest.raises(ValueError, match=f"unknown feature group 'Card': {known}$"):
+        F.ActionFeatures(CONFIG, lookahead=False, drop_features=("Card",))
+
+
+def test_dropping_a_group_zeroes_exactly_its_columns_and_keeps_the_search_choice():
+    o, m = played_rows(seed=6, ticks=25)
+    rows, acts, full, choice = F.ActionFeatures(CONFIG, lookahead=3).with_choice(o, m)
+    ablated = F.ActionFeatures(CONFIG, lookahead=3, drop_features=("card", "lookahead"))
+    assert ablated.drop_features == ("card", "lookahead")
+    rows2, acts2, feats, choice2 = ablated.with_choice(o, m)
+    dropped = list(F.feature_columns(["card", "lookahead"]))
+    kept = [c for c in range(F.N_FEATURES) if c not in dropped]
+    assert (rows2 == rows).all() and (acts2 == acts).all() and (choice2 == choice).all()
+    assert (feats[:, dropped] == 0).all() and np.abs(full[:, dropped]).sum() > 0
+    assert (feats[:, kept] == full[:, kept]).all()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -14,6 +15,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from nertz_env import NertzConfig, agents  # noqa: E402
+from nertz_env.agents.features import ActionFeatures  # noqa: E402
 from nertz_env.agents.policy import build_network, build_scorer, load_network, save_policy  # noqa: E402
 from nertz_env.game import Game  # noqa: E402
 from nertz_env.vector import NertzVectorEnv  # noqa: E402
@@ -227,3 +229,73 @@ def test_files_from_before_the_depth_setting_read_as_the_default_depth(tmp_path)
         blob["lookahead"] = old
         torch.save(blob, tmp_path / "old.pt")
         assert load_network(tmp_path / "old.pt")[0].features.depth == depth
+
+
+def test_a_policy_trained_with_a_group_dropped_plays_with_it_dropped(tmp_path):
+    """``--drop-features card``: both phases (two cloning updates, then PPO) and the saved policy
+    see those columns at zero, and ``--resume`` keeps them."""
+    from nertz_env.agents.features import N_FEATURES, feature_columns
+
+    common = [*TINY, "--lookahead-features", "false", "--total-steps", "400", "--save-every", "2", "--seed", "3",
+              "--tensorboard", "false", "--drop-features", "card", "--run-dir", str(tmp_path)]  # fmt: skip
+    run("nertz_env.training.train_selfplay", *common, "--stop-after", "3")
+    assert torch.load(tmp_path / "checkpoint.pt", weights_only=False)["args"]["drop_features"] == ("card",)
+    run("nertz_env.training.train_selfplay", "--resume", str(tmp_path / "checkpoint.pt"), "--progress", "false")
+    blob = torch.load(tmp_path / "policy.pt", weights_only=False)
+    assert blob["drop_features"] == ["card"] and blob["extra"]["global_step"] == 400
+    agent = agents.make("policy", path=str(tmp_path / "policy.pt"))
+    assert agent.drop_features == ("card",) and agent.lookahead == 0
+    env = NertzVectorEnv(8, seed=2, num_players=4)
+    obs, masks = env.reset()
+    for _ in range(20):
+        obs, masks, *_ = env.step(env.sample_actions())
+    o, m = obs.reshape(32, -1), masks.reshape(32, -1)
+    dropped = list(feature_columns("card"))
+    kept = [c for c in range(N_FEATURES) if c not in dropped]
+    feats, full = agent._net.features(o, m)[2], ActionFeatures(agent.config, lookahead=False)(o, m)[2]
+    assert (feats[:, dropped] == 0).all() and np.abs(full[:, dropped]).sum() > 0
+    assert (feats[:, kept] == full[:, kept]).all() and np.abs(feats[:, kept]).sum() > 0
+    # The first layer's weights of a zeroed column get no gradient in either phase: they stay as
+    # initialised (the trainer seeds torch, then builds the network first, on one thread), while the
+    # others learn.
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        torch.manual_seed(3)
+        init = build_scorer(NertzConfig(num_players=4, reward="relative"), (128, 128), 64, False, ("card",))
+    finally:
+        torch.set_num_threads(threads)
+    trained = blob["state_dict"]["move_in.weight"]
+    assert torch.equal(trained[:, dropped], init.move_in.weight.detach()[:, dropped])
+    assert not torch.equal(trained[:, kept], init.move_in.weight.detach()[:, kept])
+    assert_plays_legally(agent, seed=4)
+
+
+def test_an_unknown_feature_group_is_refused_by_the_trainer(capsys):
+    from nertz_env.training import train_selfplay
+
+    with pytest.raises(SystemExit) as exit_info:
+        train_selfplay.main(["--drop-features", "cards"])
+    assert exit_info.value.code == 2
+    said = capsys.readouterr().err
+    assert re.search(r"--drop-features: invalid choice: 'cards' \(choose from .*kind.*card.*table", said)
+    args = train_selfplay.Args(drop_features=("card", "cards"))
+    with pytest.raises(ValueError, match="--drop-features card cards: unknown feature group 'cards': accepted kind"):
+        train_selfplay.check_args(args)
+
+
+def test_policy_files_keep_their_dropped_groups_and_older_ones_drop_none(tmp_path):
+    cfg = NertzConfig()
+    save_policy(tmp_path / "p.pt", build_scorer(cfg, (16,), 8, False, ("nertz", "card")), cfg, (16,), action_hidden=8)
+    loaded, _, blob = load_network(tmp_path / "p.pt")
+    assert blob["drop_features"] == ["nertz", "card"] and loaded.features.drop_features == ("nertz", "card")
+    del blob["drop_features"]  # a file written before the setting existed
+    torch.save(blob, tmp_path / "old.pt")
+    agent = agents.make("policy", path=str(tmp_path / "old.pt"))
+    assert agent.drop_features == () and agent._net.features.dropped_columns == []
+    game = Game(cfg)
+    game.reset(seed=1)
+    expected = ActionFeatures(cfg, lookahead=False)(game.obs, game.masks)[2]
+    assert (agent._net.features(game.obs, game.masks)[2] == expected).all()
+    with pytest.raises(ValueError, match="unknown feature group 'cards'"):
+        build_scorer(cfg, (16,), 8, False, ("cards",))

@@ -98,7 +98,8 @@ def _parser(cls: type, description: str | None, default: Any = None) -> argparse
             parser.add_argument(flag, type=_bool, default=default, metavar="BOOL", help=help_text)
         elif origin in (list, tuple):
             (item,) = {a for a in typing.get_args(hint) if a is not Ellipsis}
-            parser.add_argument(flag, type=item, nargs="*", default=default, help=help_text)
+            choices = f.metadata.get("choices")
+            parser.add_argument(flag, type=item, nargs="*", default=default, help=help_text, choices=choices)
         else:
             kind = next((a for a in typing.get_args(hint) if a is not type(None)), hint)
             parser.add_argument(flag, type=kind, default=default, help=help_text, choices=f.metadata.get("choices"))

@@ -8,7 +8,8 @@ The network (``agents.policy.build_scorer``) scores each legal move from that mo
 (``agents.features``: what it moves, what it exposes, the race for the slot, and the value a
 ``heuristic`` search of ``--lookahead-depth`` own moves gives it, unless ``--lookahead-features
 false``) plus a summary of the observation; illegal actions get a logit of -1e8 and no share of
-the entropy.
+the entropy. ``--drop-features GROUP ...`` zeroes those groups of ``agents.features.FEATURE_GROUPS``
+in every feature vector, in both phases and in the saved policy's play (an ablation).
 
 Two phases in one run, on the same rollouts:
 
@@ -51,7 +52,7 @@ import torch
 from tqdm import tqdm
 
 from nertz_env import agents
-from nertz_env.agents.features import ActionFeatures
+from nertz_env.agents.features import FEATURE_GROUPS, ActionFeatures, feature_columns
 from nertz_env.agents.policy import build_scorer, save_policy
 from nertz_env.config import NertzConfig
 from nertz_env.options import parse_rule_options
@@ -100,6 +101,9 @@ class Args:
     action_hidden: int = arg(64, "width of the layers that score each move")
     lookahead_features: bool = arg(True, "also give the network the heuristic's look-ahead value of each move")
     lookahead_depth: int = arg(3, "depth of that look-ahead (1 to 4; the heuristic itself plays at 2)")
+    drop_features: tuple[str, ...] = arg(
+        (), "feature groups zeroed in training and in the saved policy's play (an ablation)", choices=[*FEATURE_GROUPS]
+    )
     learning_rate: float = arg(3e-4, "Adam learning rate")
     anneal_lr: bool = arg(True, "anneal the learning rate linearly to 0")
     gamma: float = arg(0.995, "discount factor")
@@ -149,6 +153,10 @@ def check_args(args: Args) -> None:
         raise ValueError(f"--lookahead-depth {args.lookahead_depth}: accepted 1 to 4")
     if not args.scripted:
         raise ValueError("--scripted needs at least one agent for the opponent pool")
+    try:
+        feature_columns(args.drop_features)
+    except ValueError as exc:
+        raise ValueError(f"--drop-features {' '.join(args.drop_features)}: {exc}") from None
     seats = Seats.build(args.num_envs, args.num_players, args.self_play_fraction)
     batch = args.num_steps * seats.n_learn
     if args.total_steps < batch:
@@ -217,10 +225,10 @@ def build(args: Args) -> Trainer:
     config = NertzConfig(num_players=args.num_players, reward=args.reward, **parse_rule_options(args.rules))
     lookahead = args.lookahead_depth if args.lookahead_features else 0
     envs = NertzVectorEnv(args.num_envs, **config.to_dict())
-    net = build_scorer(config, args.hidden, args.action_hidden, lookahead).to(device)
+    net = build_scorer(config, args.hidden, args.action_hidden, lookahead, args.drop_features).to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5, foreach=True)
     pool = Opponents(args, config, rng)
-    features = ActionFeatures(config, lookahead=lookahead)
+    features = net.features  # the rollouts' features are the ones the saved policy plays from
     teacher = agents.make_spec(args.teacher, seed=args.seed, config=config)
     seats = Seats.build(args.num_envs, args.num_players, args.self_play_fraction)
     return Trainer(args, config, device, rng, envs, net, optimizer, pool, features, teacher,
@@ -240,7 +248,7 @@ def restore(t: Trainer, resume: dict[str, Any] | None) -> tuple[Loop, int, list[
         t.net.load_state_dict(resume["net"])
         t.optimizer.load_state_dict(resume["optimizer"])
         for sd in resume["pool"]:
-            snap = build_scorer(t.config, a.hidden, a.action_hidden, t.lookahead).to(t.device)
+            snap = build_scorer(t.config, a.hidden, a.action_hidden, t.lookahead, a.drop_features).to(t.device)
             snap.load_state_dict(sd)
             t.pool.snapshots.append(snap.eval())
         t.envs = pickle.loads(resume["envs"])
