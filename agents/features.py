@@ -83,13 +83,19 @@ FEATURE_GROUPS: dict[str, tuple[int, ...]] = {
 }  # fmt: skip
 
 
-def feature_columns(groups: str | Iterable[str]) -> tuple[int, ...]:
-    """The sorted columns of the named ``FEATURE_GROUPS`` (one name, or several; none: ``()``)."""
-    names = (groups,) if isinstance(groups, str) else tuple(groups)
+def feature_groups(groups: str | Iterable[str]) -> tuple[str, ...]:
+    """The named ``FEATURE_GROUPS`` (one name, or several; none: ``()``), once each in the order
+    given; an unknown name is refused with the known ones."""
+    names = tuple(dict.fromkeys((groups,) if isinstance(groups, str) else groups))
     for name in names:
         if name not in FEATURE_GROUPS:
             raise ValueError(f"unknown feature group {name!r}: accepted {', '.join(FEATURE_GROUPS)}")
-    return tuple(sorted({c for name in names for c in FEATURE_GROUPS[name]}))
+    return names
+
+
+def feature_columns(groups: str | Iterable[str]) -> tuple[int, ...]:
+    """The sorted columns of the named ``FEATURE_GROUPS`` (``feature_groups``)."""
+    return tuple(sorted({c for name in feature_groups(groups) for c in FEATURE_GROUPS[name]}))
 
 
 @njit(cache=True, inline="always")
@@ -254,9 +260,8 @@ class ActionFeatures:
     ):
         from nertz_env.agents.heuristic import DEFAULTS, HeuristicAgent
 
-        self.dropped_columns = list(feature_columns(drop_features))
-        names = (drop_features,) if isinstance(drop_features, str) else drop_features
-        self.drop_features = tuple(dict.fromkeys(names))  # the group names, once each, in the order given
+        self.drop_features = feature_groups(drop_features)  # the group names, once each, in the order given
+        self.dropped_columns = list(feature_columns(self.drop_features))
         self.depth = lookahead_depth(lookahead, DEFAULTS["depth"])
         teacher = HeuristicAgent(config, depth=self.depth or DEFAULTS["depth"])
         self.config = teacher.config

@@ -33,6 +33,7 @@ from nertz_env.engine.constants import (
     T_KIND,
     T_SOURCE,
     TO_FOUNDATION,
+    TO_NERTZ,
     TO_WORK,
     UNDER,
     WAIT,
@@ -204,13 +205,11 @@ def _standard_blocks(work, work_len, n_work, first, mask):
             a += 13
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _plan_mask(s, b, p, cfg, plan, mask):
     """Player ``p``'s mask into ``mask`` (zero): ``legal_row`` asked about every catalogue row of
     the plan's runs that could be legal (a run of block moves only about the blocks the source
-    pile holds). Compiled on its own with one inlined copy of ``legal_row``, not inlined into
-    ``legal_masks``: the standard game never comes here, and every inlined copy lengthens the
-    first compile (numba inlines by copying the callee's IR)."""
+    pile holds)."""
     n_work = cfg[C_WORK]
     tops = s.foundation_tops[b]
     nertz, nertz_len = s.nertz, s.nertz_len  # the targets of R4.8 (whole: raw, so no view is made)
@@ -225,13 +224,39 @@ def _plan_mask(s, b, p, cfg, plan, mask):
             any_empty = True
     can_draw = s.stock_len[b, p] > 0 or k > 0
     for g in range(plan.shape[0]):
-        a, kind, n = np.int64(plan[g, 0]), np.int64(plan[g, 1]), np.int64(plan[g, 4])
+        a, kind, n = np.int64(plan[g, 0]), plan[g, 1], np.int64(plan[g, 4])
         src, dst = np.int64(plan[g, 2]), np.int64(plan[g, 3])
-        rows = np.int64(1)  # a run of block moves: only the blocks the source pile holds
+        # The kind is a constant where it is known, so each inlined copy of legal_row keeps
+        # only its own branch.
         if kind == TO_WORK and src >= WORK_SOURCE:
-            rows = min(np.int64(plan[g, 5]), np.int64(work_len[src - WORK_SOURCE]) - n + 1)
-        for t in range(rows):
-            mask[a + t] = legal_row(
-                kind, src, dst, n + t, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg, b, p,
-                nertz, nertz_len,
+            held = np.int64(work_len[src - WORK_SOURCE])
+            for t in range(min(np.int64(plan[g, 5]), held - n + 1)):
+                mask[a + t] = legal_row(
+                    TO_WORK, src, dst, n + t, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg,
+                    b, p, nertz, nertz_len,
+                )  # fmt: skip
+        elif kind == TO_WORK:
+            mask[a] = legal_row(
+                TO_WORK, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg, b, p,
+                nertz, nertz_len
+            )
+        elif kind == TO_FOUNDATION:
+            mask[a] = legal_row(
+                TO_FOUNDATION, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg,
+                b, p, nertz, nertz_len,
             )  # fmt: skip
+        elif kind == UNDER:
+            mask[a] = legal_row(
+                UNDER, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg, b, p,
+                nertz, nertz_len
+            )
+        elif kind == TO_NERTZ:
+            mask[a] = legal_row(
+                TO_NERTZ, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg,
+                b, p, nertz, nertz_len,
+            )  # fmt: skip
+        else:
+            mask[a] = legal_row(
+                kind, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg, b, p,
+                nertz, nertz_len
+            )

@@ -114,14 +114,12 @@ def moving_card(s, b, p, kind, src, n) -> int:
     return source_card(s, b, p, src, n)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _land(s, b, p, cfg, table, kind, src, dst, cnt):
     """``move_ticks``: player ``p``'s move in the air lands now. It is judged again on the table at
     the start of the tick (R3) and must still carry the card it took off with; if it cannot land
     (its foundation pile was taken meanwhile), the card stays where it was, reported as a
-    collision (R6). Otherwise it joins the tick's moves and their races. Compiled on its own (the
-    option is rare) rather than inlined into ``step`` and ``_land_all``: a first compile is shorter
-    by every inlined copy of ``legal_row`` it leaves out."""
+    collision (R6). Otherwise it joins the tick's moves and their races."""
     a = s.air[b, p, AIR_ACTION]
     move_kind, move_src = table[a, T_KIND], table[a, T_SOURCE]
     move_dst, move_count = table[a, T_DEST], table[a, T_COUNT]
