@@ -2,7 +2,8 @@
 
 ``python -m nertz_env.benchmarks.compare --against REV_OR_TREE [--repeats N] [--json PATH]`` runs
 the fixed workloads of ``compare_workload.py`` (the parallel API, the vector env at B=1024, the
-rules engine alone, the heuristic agent's decisions) on this tree and on the other, one process
+rules engine alone, the heuristic agent's decisions, the vector env with each of three house
+rules on) on this tree and on the other, one process
 after the other, ``N`` times each (default 3), after one warm-up process per tree that also fills
 its numba cache. Each process reports the rate of its fastest of 7 runs by CPU time; the report
 gives per workload the median of the ``N`` rates per tree and their ratio (this tree / the other:
@@ -30,6 +31,9 @@ NAMES = {
     "vector": "NertzVectorEnv B=1024, obs+masks (agent-steps/s)",
     "engine": "engine alone B=1024 (agent-steps/s)",
     "heuristic": "heuristic agent, batched (decisions/s)",
+    "blocks_whole": "NertzVectorEnv B=1024, block_moves='whole'",
+    "move_ticks": "NertzVectorEnv B=1024, move_ticks=2",
+    "nertz_builds": "NertzVectorEnv B=1024, nertz_builds=True",
 }
 
 
@@ -81,9 +85,10 @@ def compare(other: Path, repeats: int, runs: int, log=print) -> dict[str, Any]:
     for r in range(repeats):
         for side, tree in trees.items():  # alternately, so both see the same load
             rates[side].append(run_workload(tree, runs))
+        this, other = rates["this"][-1], rates["other"][-1]
         log(f"  round {r + 1}/{repeats}: " + ", ".join(
-            f"{k} x{rates['this'][-1][k] / rates['other'][-1][k]:.2f}" for k in NAMES))  # fmt: skip
-    medians = {side: {k: statistics.median(run[k] for run in rates[side]) for k in NAMES} for side in rates}
+            f"{k} x{_show(ratio(this.get(k), other.get(k)), '.2f')}" for k in NAMES))  # fmt: skip
+    medians = {side: {k: _median([run.get(k) for run in rates[side]]) for k in NAMES} for side in rates}
     return {
         "this": str(HERE),
         "other": str(other),
@@ -92,8 +97,21 @@ def compare(other: Path, repeats: int, runs: int, log=print) -> dict[str, Any]:
         "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
         "rates": rates,
         "medians": medians,
-        "ratios": {k: medians["this"][k] / medians["other"][k] for k in NAMES},
+        "ratios": {k: ratio(medians["this"][k], medians["other"][k]) for k in NAMES},
     }
+
+
+def ratio(this: float | None, other: float | None) -> float | None:
+    """this / other, or None where a tree has no figure (an older tree without the workload's option)."""
+    return None if this is None or other is None else this / other
+
+
+def _median(values: list[float | None]) -> float | None:
+    return None if any(v is None for v in values) else statistics.median(values)
+
+
+def _show(value: float | None, spec: str) -> str:
+    return "n/a" if value is None else format(value, spec)
 
 
 def table(report: dict[str, Any]) -> str:
@@ -101,7 +119,8 @@ def table(report: dict[str, Any]) -> str:
     lines = [head, "-" * len(head)]
     for k, name in NAMES.items():
         this, other = report["medians"]["this"][k], report["medians"]["other"][k]
-        lines.append(f"{name:<52}{this:>14,.0f}{other:>14,.0f}{report['ratios'][k]:>8.2f}")
+        ratio_text = _show(report["ratios"][k], ".2f")
+        lines.append(f"{name:<52}{_show(this, ',.0f'):>14}{_show(other, ',.0f'):>14}{ratio_text:>8}")
     return "\n".join(lines)
 
 

@@ -13,7 +13,10 @@ work:
 - ``engine``: the rules alone, 100 recorded ticks of B=1024 games replayed from one start state;
   agent-steps per CPU second;
 - ``heuristic``: the ``heuristic`` agent's batched decisions on the 4096 observations and masks
-  the vector env left; decisions per CPU second.
+  the vector env left; decisions per CPU second;
+- ``blocks_whole``, ``move_ticks``, ``nertz_builds``: ``vector`` with one house rule on
+  (``OPTION_GAMES``), so the paths the standard game skips are timed too; ``null`` where the tree
+  does not know the option.
 
 It imports nothing from the tree that runs the comparison, so it works on older layouts too (top-
 level ``agents``, the engine's old batch kernel names).
@@ -31,6 +34,11 @@ import time
 import numpy as np
 
 BATCH, TICKS = 1024, 100
+OPTION_GAMES = {  # workload: the house rule it turns on (the masks go row by row; moves take time; R4.8)
+    "blocks_whole": {"block_moves": "whole"},
+    "move_ticks": {"move_ticks": 2},
+    "nertz_builds": {"nertz_builds": True},
+}
 
 
 def load(tree: str):
@@ -123,6 +131,21 @@ def engine_rate(engine, env, runs: int) -> float:
     return best_rate(TICKS * BATCH * env.num_players, replay, runs)
 
 
+def vector_rate(env_class, runs: int, **options) -> float | None:
+    """``vector``'s workload under ``options``; None if the tree refuses them (an older tree)."""
+    try:
+        env = env_class(BATCH, seed=0, **options)
+    except (TypeError, ValueError):
+        return None
+
+    def steps():
+        env.reset(seed=1)
+        for _ in range(TICKS):
+            env.step(env.sample_actions())
+
+    return best_rate(TICKS * BATCH * env.num_players, steps, runs)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("tree")
@@ -145,6 +168,8 @@ def main() -> None:
     masks = env.action_masks.reshape(-1, env.num_actions).copy()
     heuristic = agents.make("heuristic", config=env.config)
     out["heuristic"] = best_rate(obs.shape[0], lambda: heuristic.act_batch(obs, masks), args.runs)
+    for name, options in OPTION_GAMES.items():
+        out[name] = vector_rate(NertzVectorEnv, args.runs, **options)
     print(json.dumps(out))
 
 

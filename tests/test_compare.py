@@ -32,3 +32,24 @@ def test_the_report_gives_each_workload_both_medians_and_their_ratio():
     engine = next(line for line in lines if line.startswith(compare.NAMES["engine"]))
     assert engine.split()[-3:] == ["100", "200", "0.50"]
     assert all(line.endswith("1.50") for line in lines[2:] if line is not engine)
+
+
+def test_a_workload_the_other_tree_lacks_reads_not_available():
+    medians = {"this": {k: 300.0 for k in compare.NAMES}, "other": {k: 200.0 for k in compare.NAMES}}
+    medians["other"]["move_ticks"] = None  # an older tree without the option
+    report = {"medians": medians, "ratios": {k: compare.ratio(medians["this"][k], medians["other"][k])
+                                             for k in compare.NAMES}}  # fmt: skip
+    assert report["ratios"]["move_ticks"] is None and report["ratios"]["vector"] == 1.5
+    line = next(line for line in compare.table(report).splitlines() if line.startswith(compare.NAMES["move_ticks"]))
+    assert line.split()[-3:] == ["300", "n/a", "n/a"]
+    assert compare._median([1.0, None, 3.0]) is None and compare._median([1.0, 5.0, 3.0]) == 3.0
+
+
+def test_every_house_rule_workload_is_named_in_the_report():
+    from nertz_env.benchmarks import compare_workload
+
+    assert set(compare_workload.OPTION_GAMES) <= set(compare.NAMES)
+    from nertz_env import NertzConfig
+
+    for options in compare_workload.OPTION_GAMES.values():
+        assert NertzConfig.from_kwargs(**options) != NertzConfig()  # each turns a rule on

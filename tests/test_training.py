@@ -299,3 +299,52 @@ def test_policy_files_keep_their_dropped_groups_and_older_ones_drop_none(tmp_pat
     assert (agent._net.features(game.obs, game.masks)[2] == expected).all()
     with pytest.raises(ValueError, match="unknown feature group 'cards'"):
         build_scorer(cfg, (16,), 8, False, ("cards",))
+
+
+def test_win_advantage_pays_the_top_seat_and_splits_ties():
+    from nertz_env.training.selfplay_ppo import win_advantage
+
+    done = np.array([True, False, True])
+    scores = np.array([[10, 3, 10, -2], [40, 0, 0, 0], [-5, 7, 1, 0]], np.int32)
+    got = win_advantage({"done": done, "scores": scores, "team_scores": scores}, np.flatnonzero(done), 4)
+    assert got.tolist() == [[0.25, -0.25, 0.25, -0.25], [0.0] * 4, [-0.25, 0.75, -0.25, -0.25]]
+    # R8 partners: seats p and p + P/2 share their team's win
+    teams = np.array([[9, 4], [0, 0], [3, 3]], np.int32)
+    got = win_advantage({"done": done, "scores": scores, "team_scores": teams}, np.flatnonzero(done), 4)
+    assert got.tolist() == [[0.5, -0.5, 0.5, -0.5], [0.0] * 4, [0.0] * 4]
+
+
+def test_win_advantage_agrees_with_the_evaluations_win_shares_on_played_hands():
+    from nertz_env.training.selfplay_ppo import win_advantage
+    from nertz_env.training.stats import win_shares
+
+    env = NertzVectorEnv(num_envs=8, num_players=3, max_cycles=60)
+    env.reset(seed=5)
+    seen = 0
+    for _ in range(200):
+        env.step(env.sample_actions())
+        episode = env.infos["episode"]
+        ended = np.flatnonzero(episode["done"])
+        got = win_advantage(episode, ended, 3)
+        for g in range(8):
+            want = [w - 1 / 3 for w in win_shares(episode["scores"][g].tolist())] if g in ended else [0.0] * 3
+            assert got[g].tolist() == pytest.approx(want)
+        seen += len(ended)
+    assert seen >= 8
+
+
+def test_the_win_bonus_changes_what_the_trainer_learns(tmp_path):
+    common = [*TINY, "--total-steps", "400", "--tensorboard", "false", "--rules", "max_cycles=6", "--seed", "3"]
+    run("nertz_env.training.train_selfplay", *common, "--run-dir", str(tmp_path / "plain"))
+    run("nertz_env.training.train_selfplay", *common, "--run-dir", str(tmp_path / "win"), "--win-bonus", "5")
+    plain, win = params(tmp_path / "plain" / "policy.pt"), params(tmp_path / "win" / "policy.pt")
+    assert not all(torch.equal(plain[k], win[k]) for k in plain)
+    assert '"win_bonus": 5.0' in (tmp_path / "win" / "config.json").read_text()
+
+
+@pytest.mark.parametrize("bonus", [-1.0, float("nan"), float("inf")])
+def test_a_bad_win_bonus_is_refused(bonus):
+    from nertz_env.training import train_selfplay
+
+    with pytest.raises(ValueError, match=r"--win-bonus .*: accepted a finite number >= 0"):
+        train_selfplay.check_args(train_selfplay.Args(win_bonus=bonus))

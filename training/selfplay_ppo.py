@@ -155,9 +155,11 @@ def collect(t: Any, buf: Rollout, loop: Loop, bc_coef: float) -> None:
         loop.obs, loop.masks, rewards, terms, truncs, infos = t.envs.step(loop.actions)
         t_env += time.perf_counter() - te
         done = (terms | truncs).reshape(-1)[seats.learn_idx]
+        ended = np.flatnonzero(infos["episode"]["done"])
+        if a.win_bonus and len(ended):
+            rewards = rewards + a.win_bonus * win_advantage(infos["episode"], ended, P)
         buf.rewards[step] = torch.from_numpy(rewards.reshape(-1)[seats.learn_idx].astype(np.float32))
         loop.next_done = torch.from_numpy(done.astype(np.float32))
-        ended = np.flatnonzero(infos["episode"]["done"])
         if len(ended):
             scores = infos["episode"]["scores"][ended]
             loop.recent.extend(scores[:, 0].tolist())
@@ -165,6 +167,21 @@ def collect(t: Any, buf: Rollout, loop: Loop, bc_coef: float) -> None:
             loop.opponent[mixed_ended] = t.pool.draw(int(mixed_ended.sum()))
         loop.global_step += n_learn
     buf.times.update(env=t_env, features=t_feat, teacher=t_teacher, net=t_net, opponents=t_opp)
+
+
+def win_advantage(episode: dict[str, np.ndarray], ended: np.ndarray, num_players: int) -> np.ndarray:
+    """``[num_envs, P]``: for the games of ``ended`` (whose episodes ended this step) each seat's
+    win share of the episode minus the even share (``1/P``; with R8 partners ``1/teams``), 0
+    elsewhere. The win share is the evaluation's (``training.stats.win_shares``): the top score
+    wins, a tie splits it; with partners the team's (``episode["team_scores"]``, seat ``p`` in
+    team ``p % teams``), so both partners get their team's."""
+    out = np.zeros(episode["done"].shape + (num_players,), np.float64)
+    scores = episode.get("team_scores", episode["scores"])[ended].astype(np.float64)
+    top = scores == scores.max(axis=1, keepdims=True)
+    share = top / top.sum(axis=1, keepdims=True)
+    teams = scores.shape[1]
+    out[ended] = share[:, np.arange(num_players) % teams] - 1.0 / teams
+    return out
 
 
 def advantages(t: Any, buf: Rollout, loop: Loop) -> tuple[torch.Tensor, torch.Tensor]:

@@ -38,6 +38,7 @@ On ``--resume`` the checkpoint's arguments hold: a flag that contradicts them is
 from __future__ import annotations
 
 import json
+import math
 import pickle
 import random
 import shutil
@@ -97,6 +98,9 @@ class Args:
     reward: str = arg(
         "relative", "reward mode of the env: dense, sparse or relative", choices=["dense", "sparse", "relative"]
     )
+    win_bonus: float = arg(
+        0.0, "added to each learner's reward when a hand ends: this times (its win share of the hand - 1/players)"
+    )
     hidden: tuple[int, ...] = arg((128, 128), "hidden layer sizes of the observation summary")
     action_hidden: int = arg(64, "width of the layers that score each move")
     lookahead_features: bool = arg(True, "also give the network the heuristic's look-ahead value of each move")
@@ -147,6 +151,8 @@ def check_args(args: Args) -> None:
             raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted an integer >= 0")
     if not 0.0 <= args.self_play_fraction <= 1.0:
         raise ValueError(f"--self-play-fraction {args.self_play_fraction}: accepted 0 to 1")
+    if not math.isfinite(args.win_bonus) or args.win_bonus < 0:
+        raise ValueError(f"--win-bonus {args.win_bonus}: accepted a finite number >= 0")
     if args.bc_steps < -1:
         raise ValueError(f"--bc-steps {args.bc_steps}: accepted -1 (an eighth of --total-steps) or >= 0")
     if args.lookahead_features and not 1 <= args.lookahead_depth <= 4:
