@@ -223,52 +223,88 @@ def legal_row(
     foundation ``tops`` table; for R4.8 the game ``b``, the player's ``seat`` and the state's Nertz
     piles (``nertz[B, P, 52]``, ``nertz_len[B, P]``, whole: a view per call would cost more than
     the rule). The single statement of R4: the tick, the masks and the agents' look-ahead call it."""
-    if kind == WAIT:  # R4.7
-        return True
-    if kind == DRAW:  # R4.1
-        return can_draw
-    if kind == CALL:  # R4.6
-        return nertz_top < 0
-    if src == NERTZ:
-        card = nertz_top
-    elif src == WASTE:
-        card = waste_top
-    else:
-        k = work_len[src - WORK_SOURCE]
-        card = work[src - WORK_SOURCE, k - n] if k >= n else -1
+    if kind < TO_FOUNDATION:  # WAIT, DRAW, CALL (constants: the kinds that carry no card come first)
+        return legal_without_card(kind, can_draw, nertz_top)
+    card = moved_card(src, n, nertz_top, waste_top, work, work_len)
     if card < 0:
         return False
     if kind == TO_FOUNDATION:  # R4.2
         return fits_foundation(card, tops)
     if kind == TO_WORK:
-        if src >= WORK_SOURCE and src - WORK_SOURCE == dst:
-            return False
-        if src >= WORK_SOURCE and not block_allowed(n, work_len[src - WORK_SOURCE], cfg):  # R4.3 block_moves
-            return False
-        if cfg[C_ACES_TO_WORK] == 0 and rank(card) == 1:  # R4.3 aces_to_work=False: aces only to a foundation
-            return False
-        k = work_len[dst]
-        if k == 0:  # R4.4: any card or block; fill_empty_from="nertz": the Nertz top, "nertz_or_waste": not a work card
-            return src == NERTZ or cfg[C_FILL_ANY] != 0 or (src == WASTE and cfg[C_FILL_WASTE] != 0)
-        if src == NERTZ and cfg[C_NERTZ_TO_WORK] == 0:  # R4.3, Snerts
-            return False
-        return builds_on(card, work[dst, k - 1])  # R4.3
-    if kind == UNDER:  # R4.5: a shortcut through an empty pile, so only what may fill one
-        if src == WASTE and cfg[C_FILL_WASTE] == 0:
-            return False
-        if work_len[dst] == 0 or not any_empty:
-            return False
-        return builds_on(work[dst, 0], card)
-    if kind == TO_NERTZ:  # R4.8: onto the Nertz top of the player ``dst`` seats on, same suit, one rank apart
-        n_players = cfg[C_PLAYERS]
-        if cfg[C_BUILDS] == 0 or dst < 1 or dst >= n_players:
-            return False
-        target = (seat + dst) % n_players
-        k = nertz_len[b, target]
-        if k == 0 or k >= nertz.shape[2]:  # an empty pile has no top; a full one (52) has no slot
-            return False
-        return builds_on_nertz(card, nertz[b, target, k - 1])
+        return legal_onto_work(card, src, dst, n, work, work_len, cfg)
+    if kind == UNDER:
+        return legal_under(card, src, dst, work, work_len, any_empty, cfg)
+    if kind == TO_NERTZ:
+        return legal_onto_nertz(card, dst, cfg, b, seat, nertz, nertz_len)
     return False
+
+
+# legal_row's parts, one rule each: the masks' row-by-row path (masks._plan_mask) calls the part
+# of a run's kind directly, so that it compiles one copy of each part instead of one copy of the
+# whole legal_row per kind.
+@njit(cache=True, inline="always")
+def legal_without_card(kind, can_draw, nertz_top) -> bool:
+    """The moves that carry no card: WAIT (R4.7), DRAW (R4.1) and CALL (R4.6); False for others."""
+    if kind == WAIT:
+        return True
+    if kind == DRAW:
+        return can_draw
+    if kind == CALL:
+        return nertz_top < 0
+    return False
+
+
+@njit(cache=True, inline="always")
+def moved_card(src, n, nertz_top, waste_top, work, work_len):
+    """The card a move of ``n`` cards from ``src`` takes (the block's bottom card), -1 if none."""
+    if src == NERTZ:
+        return nertz_top
+    if src == WASTE:
+        return waste_top
+    k = work_len[src - WORK_SOURCE]
+    return np.int64(work[src - WORK_SOURCE, k - n]) if k >= n else np.int64(-1)
+
+
+@njit(cache=True, inline="always")
+def legal_onto_work(card, src, dst, n, work, work_len, cfg) -> bool:
+    """R4.3, R4.4: ``card`` (the bottom of ``n`` cards from ``src``) onto work pile ``dst``."""
+    if src >= WORK_SOURCE and src - WORK_SOURCE == dst:
+        return False
+    if src >= WORK_SOURCE and not block_allowed(n, work_len[src - WORK_SOURCE], cfg):  # R4.3 block_moves
+        return False
+    if cfg[C_ACES_TO_WORK] == 0 and rank(card) == 1:  # R4.3 aces_to_work=False: aces only to a foundation
+        return False
+    k = work_len[dst]
+    if k == 0:  # R4.4: any card or block; fill_empty_from="nertz": the Nertz top, "nertz_or_waste": not a work card
+        return src == NERTZ or cfg[C_FILL_ANY] != 0 or (src == WASTE and cfg[C_FILL_WASTE] != 0)
+    if src == NERTZ and cfg[C_NERTZ_TO_WORK] == 0:  # R4.3, Snerts
+        return False
+    return builds_on(card, work[dst, k - 1])  # R4.3
+
+
+@njit(cache=True, inline="always")
+def legal_under(card, src, dst, work, work_len, any_empty, cfg) -> bool:
+    """R4.5: ``card`` under work pile ``dst``, a shortcut through an empty pile, so only what may
+    fill one."""
+    if src == WASTE and cfg[C_FILL_WASTE] == 0:
+        return False
+    if work_len[dst] == 0 or not any_empty:
+        return False
+    return builds_on(work[dst, 0], card)
+
+
+@njit(cache=True, inline="always")
+def legal_onto_nertz(card, dst, cfg, b, seat, nertz, nertz_len) -> bool:
+    """R4.8: ``card`` onto the Nertz top of the player ``dst`` seats on from ``seat``, same suit,
+    one rank apart."""
+    n_players = cfg[C_PLAYERS]
+    if cfg[C_BUILDS] == 0 or dst < 1 or dst >= n_players:
+        return False
+    target = (seat + dst) % n_players
+    k = nertz_len[b, target]
+    if k == 0 or k >= nertz.shape[2]:  # an empty pile has no top; a full one (52) has no slot
+        return False
+    return builds_on_nertz(card, nertz[b, target, k - 1])
 
 
 @njit(cache=True, inline="always")

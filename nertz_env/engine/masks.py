@@ -40,7 +40,17 @@ from nertz_env.engine.constants import (
     WASTE,
     WORK_SOURCE,
 )
-from nertz_env.engine.core import builds_on, fits_foundation, legal_row, moves_take_time, waits_only
+from nertz_env.engine.core import (
+    builds_on,
+    fits_foundation,
+    legal_onto_nertz,
+    legal_onto_work,
+    legal_under,
+    legal_without_card,
+    moved_card,
+    moves_take_time,
+    waits_only,
+)
 from nertz_env.engine.state import RUNNING
 from nertz_env.engine.views import raw, raw_state
 
@@ -226,37 +236,24 @@ def _plan_mask(s, b, p, cfg, plan, mask):
     for g in range(plan.shape[0]):
         a, kind, n = np.int64(plan[g, 0]), plan[g, 1], np.int64(plan[g, 4])
         src, dst = np.int64(plan[g, 2]), np.int64(plan[g, 3])
-        # The kind is a constant where it is known, so each inlined copy of legal_row keeps
-        # only its own branch.
+        # legal_row's parts (core): each kind's run calls its own part, so each part compiles once
+        # here rather than the whole legal_row once per kind.
         if kind == TO_WORK and src >= WORK_SOURCE:
             held = np.int64(work_len[src - WORK_SOURCE])
             for t in range(min(np.int64(plan[g, 5]), held - n + 1)):
-                mask[a + t] = legal_row(
-                    TO_WORK, src, dst, n + t, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg,
-                    b, p, nertz, nertz_len,
-                )  # fmt: skip
+                card = moved_card(src, n + t, nertz_top, waste_top, work, work_len)
+                mask[a + t] = card >= 0 and legal_onto_work(card, src, dst, n + t, work, work_len, cfg)
         elif kind == TO_WORK:
-            mask[a] = legal_row(
-                TO_WORK, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg, b, p,
-                nertz, nertz_len
-            )
+            card = moved_card(src, n, nertz_top, waste_top, work, work_len)
+            mask[a] = card >= 0 and legal_onto_work(card, src, dst, n, work, work_len, cfg)
         elif kind == TO_FOUNDATION:
-            mask[a] = legal_row(
-                TO_FOUNDATION, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg,
-                b, p, nertz, nertz_len,
-            )  # fmt: skip
+            card = moved_card(src, n, nertz_top, waste_top, work, work_len)
+            mask[a] = card >= 0 and fits_foundation(card, tops)
         elif kind == UNDER:
-            mask[a] = legal_row(
-                UNDER, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg, b, p,
-                nertz, nertz_len
-            )
+            card = moved_card(src, n, nertz_top, waste_top, work, work_len)
+            mask[a] = card >= 0 and legal_under(card, src, dst, work, work_len, any_empty, cfg)
         elif kind == TO_NERTZ:
-            mask[a] = legal_row(
-                TO_NERTZ, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg,
-                b, p, nertz, nertz_len,
-            )  # fmt: skip
+            card = moved_card(src, n, nertz_top, waste_top, work, work_len)
+            mask[a] = card >= 0 and legal_onto_nertz(card, dst, cfg, b, p, nertz, nertz_len)
         else:
-            mask[a] = legal_row(
-                kind, src, dst, n, nertz_top, waste_top, work, work_len, tops, can_draw, any_empty, cfg, b, p,
-                nertz, nertz_len
-            )
+            mask[a] = legal_without_card(kind, can_draw, nertz_top)
