@@ -51,3 +51,35 @@ def test_the_json_report_holds_the_medians_of_each_case_and_setting(monkeypatch,
     assert report["repeats"] == 3 and report["cores"] >= 1
     assert report["cases"]["parallel NERTZ_COMPILE_JOBS=default"]["wall_s"] == 2.0
     assert report["cases"]["parallel NERTZ_COMPILE_JOBS=1"]["wall_s"] == 20.0
+
+
+def test_the_compile_profile_names_each_compiled_function_with_its_own_time(monkeypatch, capsys):
+    from numba import njit
+
+    from nertz_env.benchmarks import compile_profile
+
+    def inner(x):
+        return x * 2
+
+    def outer(x):
+        return jitted_inner(x) + 1
+
+    jitted_inner = njit(inner)
+    monkeypatch.setattr(compile_profile, "run_case", lambda case: njit(outer)(3))
+    compile_profile.profile("vector", top=5)
+    said = capsys.readouterr().out.splitlines()
+    assert said[0].startswith("vector: ") and " 2 compiles" in said[0]
+    rows = {line.split()[-1]: [float(v) for v in line.split()[:2]] for line in said[2:-1]}
+    assert set(rows) == {f"{__name__}.{f.__qualname__}" for f in (inner, outer)}
+    own, total = rows[f"{__name__}.{outer.__qualname__}"]
+    assert 0 < own < total and total >= own + rows[f"{__name__}.{inner.__qualname__}"][1] - 1e-6
+    assert said[-1] == "compiled more than once: none"
+
+
+def test_the_compile_profile_refuses_an_unknown_case(capsys):
+    from nertz_env.benchmarks import compile_profile
+
+    with pytest.raises(SystemExit) as exit_info:
+        compile_profile.main(["nope"])
+    assert exit_info.value.code == 2
+    assert "invalid choice: 'nope'" in capsys.readouterr().err
