@@ -1,8 +1,8 @@
 """Where a first start's compile time goes, kernel by kernel.
 
-``python -m nertz_env.benchmarks.compile_profile [parallel|vector|main] [--top N]`` runs the case
-of ``benchmarks.first_start`` in a fresh process with an empty numba cache and the background
-compiles off (``NERTZ_COMPILE_JOBS=1``, so every compile is this process's), listens to numba's
+``python -m nertz_env.benchmarks.compile_profile [parallel|vector|main] [--top N]`` runs the
+command line of ``benchmarks.first_start``'s case inside a fresh process with an empty numba
+cache and the background compiles off (``NERTZ_COMPILE_JOBS=1``, so every compile is this process's), listens to numba's
 compile events and prints, per compiled function, its own seconds (without the compiles it
 triggered) and its total seconds, largest own time first, and the functions compiled more than
 once. Times are wall seconds of one process: compare trees one after the other in one sitting.
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import runpy
 import subprocess
 import sys
 import tempfile
@@ -19,27 +20,27 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 
-CASES = ("parallel", "vector", "main")
+from nertz_env.benchmarks import first_start
+
+CASES = tuple(first_start.CASES)
 
 
 def run_case(case: str) -> None:
-    if case == "parallel":
-        from nertz_env import nertz_v0
-
-        env = nertz_v0.parallel_env()
-        env.reset(seed=0)
-        env.step({a: 0 for a in env.agents})
-    elif case == "vector":
-        from nertz_env.vector import NertzVectorEnv
-
-        env = NertzVectorEnv(8, seed=0)
-        env.reset()
-        env.step(env.sample_actions())
-    else:
-        from nertz_env.training.cli import main as cli_main
-
-        cli_main(["eval", "--agents", "heuristic", "greedy", "greedy", "greedy", "--hands", "50", "--seed", "0",
-                  "--quiet"])  # fmt: skip
+    """``benchmarks.first_start``'s command line of ``case``, run in this process."""
+    how, *rest = first_start.CASES[case]
+    if how == "-c":
+        exec(rest[0], {})  # noqa: S102 - the fixed case text of first_start
+        return
+    module, *argv = rest
+    saved = sys.argv
+    sys.argv = [module, *argv, "--quiet"]
+    try:
+        runpy.run_module(module, run_name="__main__")
+    except SystemExit as done:
+        if done.code not in (0, None):
+            raise
+    finally:
+        sys.argv = saved
 
 
 def profile(case: str, top: int) -> None:
