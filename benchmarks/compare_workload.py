@@ -132,7 +132,8 @@ def engine_rate(engine, env, runs: int) -> float:
 
 
 def vector_rate(env_class, runs: int, **options) -> float | None:
-    """``vector``'s workload under ``options``; None if the tree refuses them (an older tree)."""
+    """The ``vector`` workload, under ``options`` if given; None if the tree refuses them (an older
+    tree)."""
     try:
         env = env_class(BATCH, seed=0, **options)
     except (TypeError, ValueError):
@@ -154,15 +155,8 @@ def main() -> None:
     engine, agents = load(os.path.abspath(args.tree))
     from nertz_env.vector import NertzVectorEnv
 
-    out = {"parallel": parallel_rate(args.runs)}
+    out = {"parallel": parallel_rate(args.runs), "vector": vector_rate(NertzVectorEnv, args.runs)}
     env = NertzVectorEnv(BATCH, seed=0)
-
-    def steps():
-        env.reset(seed=1)
-        for _ in range(TICKS):
-            env.step(env.sample_actions())
-
-    out["vector"] = best_rate(TICKS * BATCH * env.num_players, steps, args.runs)
     out["engine"] = engine_rate(engine, env, args.runs)
     obs = env.observations.reshape(-1, env.obs_dim).copy()
     masks = env.action_masks.reshape(-1, env.num_actions).copy()

@@ -17,6 +17,7 @@ import torch
 
 from nertz_env import agents
 from nertz_env.config import NertzConfig
+from nertz_env.training.stats import win_shares
 
 
 class Opponents:
@@ -176,11 +177,11 @@ def win_advantage(episode: dict[str, np.ndarray], ended: np.ndarray, num_players
     wins, a tie splits it; with partners the team's (``episode["team_scores"]``, seat ``p`` in
     team ``p % teams``), so both partners get their team's."""
     out = np.zeros(episode["done"].shape + (num_players,), np.float64)
-    scores = episode.get("team_scores", episode["scores"])[ended].astype(np.float64)
-    top = scores == scores.max(axis=1, keepdims=True)
-    share = top / top.sum(axis=1, keepdims=True)
+    scores = episode["team_scores"]
     teams = scores.shape[1]
-    out[ended] = share[:, np.arange(num_players) % teams] - 1.0 / teams
+    seat_team = np.arange(num_players) % teams
+    for g in ended:
+        out[g] = np.asarray(win_shares(scores[g].tolist()))[seat_team] - 1.0 / teams
     return out
 
 
