@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from nertz_env.actions import ACTION_CALL
 from nertz_env.agents import register
 from nertz_env.agents.base import Agent, sample_rows
 from nertz_env.config import NertzConfig
@@ -41,6 +42,8 @@ SHIPPED = Path(__file__).resolve().parent / "policies" / "ppo.pt"  # search-free
 SHIPPED_SEARCH = SHIPPED.with_name("ppo_search.pt")  # a depth-3 search at every decision
 # The shipped policies by agent name: their file and whether their features search.
 SHIPPED_POLICIES = {"ppo": (SHIPPED, False), "ppo-search": (SHIPPED_SEARCH, True)}
+# Who decides R4.6's call: the network ("policy"), or the heuristic's rules of that name.
+CALL_RULES = ("policy", "ahead", "safe", "now")
 FORMAT = "nertz-selfplay-v2"
 FORMATS = ("nertz-selfplay-v1", FORMAT)
 
@@ -317,13 +320,20 @@ class PolicyAgent(Agent):
 
     name = "policy"
 
-    def __init__(self, path: str | Path, config: NertzConfig | None = None, seed: int = 0, greedy: bool = True):
+    def __init__(
+        self, path: str | Path, config: NertzConfig | None = None, seed: int = 0, greedy: bool = True,
+        call: str = "policy",
+    ):  # fmt: skip
+        if call not in CALL_RULES:
+            raise ValueError(f"invalid call={call!r}: accepted {', '.join(CALL_RULES)}")
         path = Path(path)
         if not path.exists():
             raise FileNotFoundError(f"no policy file at {path}")
         if path.suffix == ".zip":
             from sb3_contrib import MaskablePPO
 
+            if call != "policy":
+                raise ValueError(f"call={call!r} needs a .pt policy of train_selfplay, not {path.name}")
             self._sb3 = MaskablePPO.load(path, device="cpu")
             self._net = None
             trained_on = config
@@ -347,6 +357,13 @@ class PolicyAgent(Agent):
         self.lookahead = int(getattr(self._net, "lookahead", 0) or 0)
         # The feature groups it was trained and plays with zeroed (agents.features.FEATURE_GROUPS).
         self.drop_features = tuple(getattr(self._net, "drop_features", ()))
+        # call="ahead": R4.6's call decided by the heuristic's rule instead of the network (an ablation).
+        self.call = call
+        self._caller = None
+        if call != "policy":
+            from nertz_env.agents.heuristic import HeuristicAgent
+
+            self._caller = HeuristicAgent(self.config, depth=1, call=call)
 
     def _choose(self, obs: np.ndarray, masks: np.ndarray, out: np.ndarray) -> None:
         torch = _torch()
@@ -361,12 +378,26 @@ class PolicyAgent(Agent):
         else:
             with torch.no_grad():
                 logits, _ = self._net(torch.from_numpy(obs), torch.from_numpy(masks))
+            if self._caller is not None:  # CALL exactly where the rule calls
+                calls = torch.from_numpy(self._rule_calls(obs, masks))
+                logits[:, ACTION_CALL] = -torch.inf
+                logits[calls] = -torch.inf
+                logits[calls, ACTION_CALL] = 0.0
             if self.greedy:
                 out[:] = logits.argmax(-1).numpy()
                 return
             probs = torch.softmax(logits.double(), -1).numpy()
         # Sampled with the agent's seed (row_uniforms: per decision key in the arena).
         out[:] = sample_rows(probs, masks, self.row_uniforms(len(out)))
+
+    def _rule_calls(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Rows where CALL is legal (R4.6) and the heuristic's rule (``call=``) says call."""
+        calls = masks[:, ACTION_CALL] != 0
+        if calls.any():
+            picks = np.empty(int(calls.sum()), np.int64)
+            self._caller._choose(obs[calls], masks[calls], picks)  # it calls exactly when its rule says so
+            calls[calls] = picks == ACTION_CALL
+        return calls
 
 
 def _policy(config: NertzConfig | None = None, seed: int = 0, path: str | None = None, **options: Any) -> PolicyAgent:

@@ -85,9 +85,9 @@ def compare(other: Path, repeats: int, runs: int, log=print) -> dict[str, Any]:
     for r in range(repeats):
         for side, tree in trees.items():  # alternately, so both see the same load
             rates[side].append(run_workload(tree, runs))
-        this, other = rates["this"][-1], rates["other"][-1]
+        here, there = rates["this"][-1], rates["other"][-1]
         log(f"  round {r + 1}/{repeats}: " + ", ".join(
-            f"{k} x{_show(ratio(this.get(k), other.get(k)), '.2f')}" for k in NAMES))  # fmt: skip
+            f"{k} x{_show(ratio(here.get(k), there.get(k)), '.2f')}" for k in NAMES))  # fmt: skip
     medians = {side: {k: _median([run.get(k) for run in rates[side]]) for k in NAMES} for side in rates}
     return {
         "this": str(HERE),

@@ -53,3 +53,21 @@ def test_every_house_rule_workload_is_named_in_the_report():
 
     for options in compare_workload.OPTION_GAMES.values():
         assert NertzConfig.from_kwargs(**options) != NertzConfig()  # each turns a rule on
+
+
+def test_the_report_names_both_trees_and_takes_medians_of_alternate_runs(monkeypatch, tmp_path):
+    """``compare`` runs the trees alternately; its report names the other tree by its path (the
+    loop's per-round rates once took that name's place) and gives medians over the rounds."""
+    calls = []
+
+    def fake_workload(tree, runs):
+        calls.append(tree)
+        rounds = sum(t == tree for t in calls)
+        return {k: (100.0 if tree == compare.HERE else 50.0) * rounds for k in compare.NAMES}
+
+    monkeypatch.setattr(compare, "run_workload", fake_workload)
+    report = compare.compare(tmp_path, repeats=3, runs=1, log=lambda _: None)
+    assert report["this"] == str(compare.HERE) and report["other"] == str(tmp_path)
+    assert calls == [compare.HERE, tmp_path] * 4  # a warm-up each, then three alternate rounds
+    assert report["medians"]["this"]["vector"] == 300.0 and report["medians"]["other"]["vector"] == 150.0
+    assert report["ratios"]["engine"] == 2.0

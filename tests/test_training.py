@@ -348,3 +348,35 @@ def test_a_bad_win_bonus_is_refused(bonus):
 
     with pytest.raises(ValueError, match=r"--win-bonus .*: accepted a finite number >= 0"):
         train_selfplay.check_args(train_selfplay.Args(win_bonus=bonus))
+
+
+@pytest.mark.parametrize("greedy", [True, False])
+def test_a_policy_can_leave_the_call_to_the_heuristics_rule(tmp_path, greedy):
+    """``call="ahead"``: CALL (R4.6) exactly where it is legal and the heuristic's rule calls,
+    never elsewhere; every other decision is the network's own, among the moves that are not CALL."""
+    from nertz_env.actions import ACTION_CALL
+
+    cfg = NertzConfig(nertz_pile_size=4)  # Nertz piles empty often: CALL is legal in many rows
+    net = build_scorer(cfg, (16,), 8)
+    torch.nn.init.normal_(net.move_out.weight, std=0.5)
+    save_policy(tmp_path / "p.pt", net, cfg, (16,), action_hidden=8)
+    ruled = agents.make("policy", path=str(tmp_path / "p.pt"), config=cfg, call="ahead", greedy=greedy)
+    plain = agents.make("policy", path=str(tmp_path / "p.pt"), config=cfg, greedy=greedy)
+    judge = agents.make("heuristic", config=cfg, depth=1, call="ahead")
+    env = NertzVectorEnv(32, seed=0, nertz_pile_size=4)
+    obs, masks = env.reset()
+    called = declined = 0
+    for _ in range(120):
+        o, m = obs.reshape(-1, env.obs_dim), masks.reshape(-1, env.num_actions)
+        mine, theirs, rule = ruled.act_batch(o, m), plain.act_batch(o, m), judge.act_batch(o, m)
+        can = m[:, ACTION_CALL] != 0
+        assert ((mine == ACTION_CALL) == (can & (rule == ACTION_CALL))).all()
+        assert m[np.arange(len(mine)), mine].all()
+        if greedy:  # without CALL legal the network alone decides
+            assert (mine[~can] == theirs[~can]).all()
+        called += int((can & (rule == ACTION_CALL)).sum())
+        declined += int((can & (rule != ACTION_CALL)).sum())
+        obs, masks, *_ = env.step(env.sample_actions())
+    assert called > 0 and declined > 0
+    with pytest.raises(ValueError, match="accepted policy, ahead, safe, now"):
+        agents.make("policy", path=str(tmp_path / "p.pt"), config=cfg, call="later")

@@ -9,6 +9,8 @@ import pickle
 import numba
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nertz_env import engine
 from nertz_env.config import NertzConfig
@@ -195,6 +197,43 @@ def test_the_standard_path_of_the_masks_matches_the_rules(rules, standard):
         for g in range(env.num_envs):
             assert_masks_and_observations(env, g, obs, masks, observations=False)
         obs, masks, *_ = env.step(env.sample_actions())
+
+
+def _run(bottom_rank: int, length: int, first_red: bool, suits: list[int]) -> list[int]:
+    """A work pile built down from ``bottom_rank`` in alternating colours (R4.3), bottom first."""
+    cards = []
+    for t in range(length):
+        red = first_red != (t % 2 == 1)
+        suit = (1, 2)[suits[t] % 2] if red else (0, 3)[suits[t] % 2]  # R1: D, H red; C, S black
+        cards.append(suit * 13 + bottom_rank - t - 1)
+    return cards
+
+
+_RUNS = st.tuples(st.integers(1, 13), st.integers(0, 13), st.booleans(), st.lists(st.integers(0, 1), min_size=13,
+                                                                                 max_size=13))  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(piles=st.lists(st.lists(_RUNS, min_size=4, max_size=4), min_size=2, max_size=2))
+def test_the_standard_masks_judge_blocks_of_any_run_by_the_rules(piles):
+    """``masks._standard_blocks`` finds the one block of a run that can build on a work pile by
+    rank; on work piles of any runs (R4.3, up to 13 cards, spaces included) every player's mask
+    still equals ``core.legal_mask`` row by row."""
+    env = NertzVectorEnv(1, seed=3, num_players=2)
+    env.reset()
+    s, cfg, table = env.state, env.config.packed, env.catalogue.table
+    for p, runs in enumerate(piles):
+        for j, (bottom, length, first_red, suits) in enumerate(runs):
+            cards = _run(bottom, min(length, bottom), first_red, suits)
+            s.work_len[0, p, j] = len(cards)
+            s.work[0, p, j, : len(cards)] = cards
+    assert masks_module._standard_game(cfg, mask_plan(table))
+    fast = np.zeros((2, env.num_actions), np.int8)
+    legal_masks(s, 0, cfg, table, mask_plan(table), fast)
+    one = np.zeros(env.num_actions, np.int8)
+    for p in range(2):
+        legal_mask(s, 0, p, cfg, table, one)
+        assert (fast[p] == one).all()
 
 
 @pytest.mark.parametrize("timing", [{"turn_based": True}, {"move_ticks": {"foundation": 3, "call": 2, "draw": 2}},

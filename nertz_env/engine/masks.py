@@ -5,8 +5,9 @@ tick (R3). In general it asks the same ``core.legal_row`` about every catalogue 
 legal. The standard game (the standard catalogue, and every option of R3, R4.3, R4.4 and R4.8 at
 its default; decided once per call) takes a specialised path instead, per source and target:
 each source card is judged once against each destination, with the same R4 helpers
-(``builds_on``, ``fits_foundation``), and writes the row it decides. ``tests/test_vector.py``
-holds the two paths equal.
+(``builds_on``, ``fits_foundation``), and writes the row it decides; of a work pile's blocks
+only the one whose bottom card has the rank to build on a target is judged (a work pile is a
+run, R4.3). ``tests/test_vector.py`` holds the two paths equal.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from nertz_env.engine.core import (
     legal_without_card,
     moved_card,
     moves_take_time,
+    rank,
     waits_only,
 )
 from nertz_env.engine.state import RUNNING
@@ -197,10 +199,15 @@ def _standard_mask(s, b, p, n_work, under, mask):
 @njit(cache=True, inline="always")
 def _standard_blocks(work, work_len, n_work, first, mask):
     """R4.3, R4.4: blocks of ``n = 1 .. held`` cards from work pile ``i`` onto pile ``j != i``, 13
-    rows per pair from ``first``: onto a space any block, else the block whose bottom builds on."""
+    rows per pair from ``first``: onto a space any block, else the block whose bottom builds on.
+    A work pile is a run (R4.3: built down by one rank in alternating colours; the rules keep it
+    so and ``checks.check_table`` refuses a restored table that is not), so the card ``t`` below
+    the exposed one is ``t`` ranks above it: of the blocks of a pile, only the one whose bottom is
+    one rank below the target's top can build on it, and ``builds_on`` judges that one."""
     a = first
     for i in range(n_work):
         held = np.int64(work_len[i])
+        low = rank(np.int64(work[i, held - 1])) if held > 0 else np.int64(0)  # the exposed card's rank
         for j in range(n_work):
             if j == i:
                 continue
@@ -209,8 +216,9 @@ def _standard_blocks(work, work_len, n_work, first, mask):
                 for t in range(held):
                     mask[a + t] = True
             elif held > 0:
-                top = work[j, h - 1]
-                for t in range(held):
+                top = np.int64(work[j, h - 1])
+                t = rank(top) - 1 - low  # the block of t + 1 cards has a bottom one rank below ``top``
+                if 0 <= t < held:
                     mask[a + t] = builds_on(work[i, held - 1 - t], top)
             a += 13
 
@@ -237,7 +245,9 @@ def _plan_mask(s, b, p, cfg, plan, mask):
         a, kind, n = np.int64(plan[g, 0]), plan[g, 1], np.int64(plan[g, 4])
         src, dst = np.int64(plan[g, 2]), np.int64(plan[g, 3])
         # legal_row's parts (core): each kind's run calls its own part, so each part compiles once
-        # here rather than the whole legal_row once per kind.
+        # here rather than the whole legal_row once per kind. One legal_row call for every row
+        # instead ran the games with options at 0.89-0.94x (benchmarks/results/
+        # compare_single_legal_row_vs_ae3ae3b.json): the branch by kind per row costs more.
         if kind == TO_WORK and src >= WORK_SOURCE:
             held = np.int64(work_len[src - WORK_SOURCE])
             for t in range(min(np.int64(plan[g, 5]), held - n + 1)):
