@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from nertz_env.actions import NERTZ, TO_FOUNDATION, TO_WORK, UNDER, WASTE, WORK_SOURCE
+from nertz_env.actions import ACTION_CALL, NERTZ, TO_FOUNDATION, TO_WORK, UNDER, WASTE, WORK_SOURCE
 from nertz_env.agents import _judge, _search
 from nertz_env.agents.base import Agent
 from nertz_env.config import NertzConfig
@@ -100,6 +100,16 @@ class HeuristicAgent(Agent):
 
     def _choose(self, obs: np.ndarray, masks: np.ndarray, out: np.ndarray) -> None:
         _search.choose_heuristic(obs, masks, self.table, self.offsets, self.cfg, self.params, *self._rows, out)
+
+    def calls(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """bool ``[n]``: the engine rows (int8, as ``_choose`` takes them) where CALL is legal (R4.6)
+        and this player's ``call`` rule calls; its own choice is CALL exactly there."""
+        calls = masks[:, ACTION_CALL] != 0
+        if calls.any():
+            picks = np.empty(int(calls.sum()), np.int64)
+            self._choose(obs[calls], masks[calls], picks)
+            calls[calls] = picks == ACTION_CALL
+        return calls
 
     def __repr__(self) -> str:
         changed = {k: v for k, v in self.options.items() if DEFAULTS[k] != v}

@@ -316,24 +316,21 @@ def load_network(path: str | Path):
 
 class PolicyAgent(Agent):
     """A trained policy behind the agent protocol. ``greedy=True`` (default) plays the most likely
-    legal action; ``greedy=False`` samples from the masked policy with the agent's seed."""
+    legal action; ``greedy=False`` samples from the masked policy with the agent's seed. ``call``
+    (a ``.pt`` policy only): ``"policy"`` (default), or a ``heuristic`` rule that decides R4.6's call."""
 
     name = "policy"
 
-    def __init__(
-        self, path: str | Path, config: NertzConfig | None = None, seed: int = 0, greedy: bool = True,
-        call: str = "policy",
-    ):  # fmt: skip
-        if call not in CALL_RULES:
-            raise ValueError(f"invalid call={call!r}: accepted {', '.join(CALL_RULES)}")
+    def __init__(self, path: str | Path, config: NertzConfig | None = None, seed: int = 0, greedy: bool = True,
+                 call: str = "policy"):  # fmt: skip
         path = Path(path)
+        if call not in CALL_RULES or (call != "policy" and path.suffix == ".zip"):
+            raise ValueError(f"invalid call={call!r} for {path.name}: accepted {', '.join(CALL_RULES)} (.pt only)")
         if not path.exists():
             raise FileNotFoundError(f"no policy file at {path}")
         if path.suffix == ".zip":
             from sb3_contrib import MaskablePPO
 
-            if call != "policy":
-                raise ValueError(f"call={call!r} needs a .pt policy of train_selfplay, not {path.name}")
             self._sb3 = MaskablePPO.load(path, device="cpu")
             self._net = None
             trained_on = config
@@ -357,13 +354,8 @@ class PolicyAgent(Agent):
         self.lookahead = int(getattr(self._net, "lookahead", 0) or 0)
         # The feature groups it was trained and plays with zeroed (agents.features.FEATURE_GROUPS).
         self.drop_features = tuple(getattr(self._net, "drop_features", ()))
-        # call="ahead": R4.6's call decided by the heuristic's rule instead of the network (an ablation).
-        self.call = call
-        self._caller = None
-        if call != "policy":
-            from nertz_env.agents.heuristic import HeuristicAgent
-
-            self._caller = HeuristicAgent(self.config, depth=1, call=call)
+        self.call = call  # "ahead": R4.6's call by the heuristic's rule, not the network (an ablation)
+        self._caller = None if call == "policy" else _heuristic(self.config, call)
 
     def _choose(self, obs: np.ndarray, masks: np.ndarray, out: np.ndarray) -> None:
         torch = _torch()
@@ -379,7 +371,7 @@ class PolicyAgent(Agent):
             with torch.no_grad():
                 logits, _ = self._net(torch.from_numpy(obs), torch.from_numpy(masks))
             if self._caller is not None:  # CALL exactly where the rule calls
-                calls = torch.from_numpy(self._rule_calls(obs, masks))
+                calls = torch.from_numpy(self._caller.calls(obs, masks))
                 logits[:, ACTION_CALL] = -torch.inf
                 logits[calls] = -torch.inf
                 logits[calls, ACTION_CALL] = 0.0
@@ -390,14 +382,11 @@ class PolicyAgent(Agent):
         # Sampled with the agent's seed (row_uniforms: per decision key in the arena).
         out[:] = sample_rows(probs, masks, self.row_uniforms(len(out)))
 
-    def _rule_calls(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """Rows where CALL is legal (R4.6) and the heuristic's rule (``call=``) says call."""
-        calls = masks[:, ACTION_CALL] != 0
-        if calls.any():
-            picks = np.empty(int(calls.sum()), np.int64)
-            self._caller._choose(obs[calls], masks[calls], picks)  # it calls exactly when its rule says so
-            calls[calls] = picks == ACTION_CALL
-        return calls
+
+def _heuristic(config: NertzConfig, call: str):
+    from nertz_env.agents.heuristic import HeuristicAgent
+
+    return HeuristicAgent(config, depth=1, call=call)
 
 
 def _policy(config: NertzConfig | None = None, seed: int = 0, path: str | None = None, **options: Any) -> PolicyAgent:

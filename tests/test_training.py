@@ -378,5 +378,5 @@ def test_a_policy_can_leave_the_call_to_the_heuristics_rule(tmp_path, greedy):
         declined += int((can & (rule != ACTION_CALL)).sum())
         obs, masks, *_ = env.step(env.sample_actions())
     assert called > 0 and declined > 0
-    with pytest.raises(ValueError, match="accepted policy, ahead, safe, now"):
+    with pytest.raises(ValueError, match=r"call='later' for p.pt: accepted policy, ahead, safe, now \(.pt only\)"):
         agents.make("policy", path=str(tmp_path / "p.pt"), config=cfg, call="later")
