@@ -50,6 +50,7 @@ _LAZY = {
     "ppo": "nertz_env.agents.policy",
     "ppo-search": "nertz_env.agents.policy",
     "rllib": "nertz_env.agents.rllib_policy",
+    "rollout": "nertz_env.agents.rollout",
 }
 
 

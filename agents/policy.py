@@ -15,9 +15,7 @@ name refuses a file of the other kind. It also records the feature groups traine
 (``"drop_features"``, ``train_selfplay --drop-features``; a file without it drops none), and the
 loaded policy plays with the same columns zeroed.
 
->>> from nertz_env import agents
->>> ppo = agents.make("ppo")                       # agents/policies/ppo.pt, no search   # doctest: +SKIP
->>> mine = agents.make("policy", path="runs/x/policy.pt")   # doctest: +SKIP
+>>> ppo = agents.make("ppo"); mine = agents.make("policy", path="runs/x/policy.pt")  # doctest: +SKIP
 
 torch is imported here only, so the scripted agents and the envs never need it.
 """
@@ -250,14 +248,8 @@ def build_scorer(
     return MoveScorer()
 
 
-def save_policy(
-    path: str | Path,
-    network,
-    config: NertzConfig,
-    hidden: tuple[int, ...],
-    extra: dict | None = None,
-    action_hidden: int | None = None,
-):
+def save_policy(path: str | Path, network, config: NertzConfig, hidden: tuple[int, ...], extra: dict | None = None,
+                action_hidden: int | None = None):  # fmt: skip
     """Write a small, self-describing policy file (atomically: a temporary file, then rename).
     ``action_hidden`` given: a ``build_scorer`` network (v2), else a ``build_network`` MLP (v1)."""
     torch = _torch()
@@ -306,9 +298,8 @@ def load_network(path: str | Path):
         from nertz_env.actions import ActionCatalogue
 
         layout = ObservationLayout(config)
-        net = build_network(
-            layout.size, len(ActionCatalogue(config)), layout.high.astype(np.float32), tuple(blob["hidden"])
-        )
+        high = layout.high.astype(np.float32)
+        net = build_network(layout.size, len(ActionCatalogue(config)), high, tuple(blob["hidden"]))
     net.load_state_dict(blob["state_dict"])
     net.eval()
     return net, config, blob
@@ -368,19 +359,28 @@ class PolicyAgent(Agent):
                 dist = policy.get_distribution(policy.obs_to_tensor(obs)[0], action_masks=masks.astype(bool))
                 probs = dist.distribution.probs.cpu().numpy()
         else:
-            with torch.no_grad():
-                logits, _ = self._net(torch.from_numpy(obs), torch.from_numpy(masks))
-            if self._caller is not None:  # CALL exactly where the rule calls
-                calls = torch.from_numpy(self._caller.calls(obs, masks))
-                logits[:, ACTION_CALL] = -torch.inf
-                logits[calls] = -torch.inf
-                logits[calls, ACTION_CALL] = 0.0
+            logits = self.scores(obs, masks)[0]
             if self.greedy:
                 out[:] = logits.argmax(-1).numpy()
                 return
             probs = torch.softmax(logits.double(), -1).numpy()
         # Sampled with the agent's seed (row_uniforms: per decision key in the arena).
         out[:] = sample_rows(probs, masks, self.row_uniforms(len(out)))
+
+
+    def scores(self, obs: np.ndarray, masks: np.ndarray):
+        """The masked logits ``[n, N]`` and values ``[n]`` (torch tensors) of engine-written rows
+        (``.pt`` only), R4.6's call by the ``call`` rule when one is set. A value is what the critic
+        expects of the rest of the hand in the reward it was trained on (``relative`` for ``ppo``)."""
+        torch = _torch()
+        with torch.no_grad():
+            logits, values = self._net(torch.from_numpy(obs), torch.from_numpy(masks))
+        if self._caller is not None:  # CALL exactly where the rule calls
+            calls = torch.from_numpy(self._caller.calls(obs, masks))
+            logits[:, ACTION_CALL] = -torch.inf
+            logits[calls] = -torch.inf
+            logits[calls, ACTION_CALL] = 0.0
+        return logits, values
 
 
 def _heuristic(config: NertzConfig, call: str):

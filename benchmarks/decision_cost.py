@@ -39,6 +39,7 @@ COMPUTES = {
     "heuristic:depth=3": "depth-3 own-move search",
     "ppo": "features of each legal move's immediate effect + one network forward pass (no search)",
     "ppo-search": "depth-3 own-move search (its features) + one network forward pass",
+    "rollout": "3 candidates x 16 determinised play-outs of 8 ticks by ppo (4 seats), its critic at the end",
 }
 
 

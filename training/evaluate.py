@@ -97,14 +97,14 @@ def tables_for(seed: int, deals: int, n_agents: int, players: int, partners: boo
     ]
 
 
-def duplicate_streams(seed: int, deals: int, tables: list[tuple[int, ...]]) -> list[Stream]:
-    """Every deal once per rotation of its table (the duplicate format)."""
+def duplicate_streams(seed: int, deals: int, tables: list[tuple[int, ...]], first: int = 0) -> list[Stream]:
+    """Every deal once per rotation of its table (the duplicate format): deals ``first`` on."""
     out = []
-    for i in range(deals):
-        p = len(tables[i])
+    for i in range(first, first + deals):
+        p = len(tables[i - first])
         decks = deal_decks(seed, i, p)
         for r in range(p):
-            hand = Hand((i, r), decks, rotation_seats(tables[i], r), hand_stream_seed(seed, _HAND, i, r))
+            hand = Hand((i, r), decks, rotation_seats(tables[i - first], r), hand_stream_seed(seed, _HAND, i, r))
             out.append(single(hand))
     return out
 
@@ -253,15 +253,16 @@ def evaluate(
     max_match_hands: int = 100,
     batch_size: int = 2048,
     progress: bool | None = None,
+    first_deal: int = 0,
 ) -> dict[str, Any]:
-    """Play ``hands`` duplicate deals (or, with ``matches``, that many matches per rotation) and
-    return the report: ``summary`` rows (per agent), ``paired`` rows (per pair of agents),
-    ``ratings``, every hand in ``hands`` (and ``matches``), the config, seeds and versions; with
-    partners also ``teams`` rows. A config with ``episode="match"`` plays matches by its own
-    ``target_score``, ``hands`` and ``max_hands``."""
-    for name, value in (("hands", hands), ("batch_size", batch_size)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"invalid {name}={value!r}: accepted an integer >= 1")
+    """Play ``hands`` duplicate deals (or, with ``matches``, that many matches per rotation) and return the
+    report: ``summary`` rows (per agent), ``paired`` rows (per pair of agents), ``ratings``, every hand in
+    ``hands`` (and ``matches``), the config, seeds and versions; with partners also ``teams`` rows. A config
+    with ``episode="match"`` plays matches by its own ``target_score``, ``hands`` and ``max_hands``.
+    ``first_deal``: the deals from that one on (a shard of a longer run, ``training.merge_reports``)."""
+    for name, value, low in (("hands", hands, 1), ("batch_size", batch_size, 1), ("first_deal", first_deal, 0)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise ValueError(f"invalid {name}={value!r}: accepted an integer >= {low}")
     NertzConfig(target_score=target_score, max_hands=max_match_hands)  # R8's own checks of both
     players = players if players is not None else len(agents)
     base = config if config is not None else NertzConfig()
@@ -273,10 +274,12 @@ def evaluate(
     fixed_hands = None
     if config.episode == "match":  # R8 matches as the config defines them
         matches, target_score, fixed_hands, max_match_hands = True, config.target_score, config.hands, config.max_hands
+    if first_deal and (matches or config.episode == "match"):
+        raise ValueError(f"first_deal={first_deal} shards duplicate deals; matches start at match 0")
     built, labels = build_agents(agents, config, seed)
-    tables = tables_for(seed, hands, len(built), players, config.partners)
+    tables = tables_for(seed, first_deal + hands, len(built), players, config.partners)[first_deal:]
     match_records: list[dict[str, Any]] = []
-    t0 = time.perf_counter()
+    t0, arena = time.perf_counter(), Arena(config, built, batch_size)
     if matches:
         bar = _progress(hands * players, progress, "match")
 
@@ -288,10 +291,10 @@ def evaluate(
             match_stream(seed, m, r, tables[m], target_score, max_match_hands, done, fixed_hands, config)
             for m in range(hands) for r in range(players)
         ]
-        results = Arena(config, built, batch_size).play(streams)
+        results = arena.play(streams)
     else:
         bar = _progress(hands * players, progress, "hand")
-        results = Arena(config, built, batch_size).play(duplicate_streams(seed, hands, tables), lambda _: bar.update())
+        results = arena.play(duplicate_streams(seed, hands, tables, first_deal), lambda _: bar.update())
     bar.close()
     elapsed = time.perf_counter() - t0
     records = sorted((_record(r) for r in results), key=lambda r: r["key"])
@@ -308,7 +311,7 @@ def evaluate(
         "agents": labels, "specs": [a if isinstance(a, str) else repr(a) for a in agents],
         "players": players, "seed": seed, "deals": hands, "mode": "matches" if matches else "duplicate",
         "target_score": target_score if matches else None, "match_hands": fixed_hands, "teams": teams,
-        "config": config.to_dict(), "versions": versions(),
+        "config": config.to_dict(), "versions": versions(), "first_deal": first_deal,
         "elapsed_s": elapsed, "hands_played": len(records), "ticks": ticks, "ticks_per_s": ticks / max(elapsed, 1e-9),
         "summary": summary, "paired": paired(records, labels),
         "replay": (  # how to rebuild any hand with nertz_env.game.Game
@@ -358,6 +361,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz eval") -> int:
     add("--max-match-hands", type=int, default=None, help="decide a match still running after this many hands (100)")
     add("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="NertzConfig options, e.g. stock_draw=1")
     add("--batch-size", type=at_least(1), default=2048, help="tables stepped together")
+    add("--first-deal", type=at_least(0), default=0, help="play deals from this index on (a shard: merge_reports)")
     add("--out", type=output_file(), default=None, help="write the full report, every hand included, as JSON")
     add("--quiet", action="store_true", help="no progress")
     args = ap.parse_args(argv)
@@ -369,7 +373,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz eval") -> int:
         report = evaluate(
             args.agents, hands=args.hands, seed=args.seed, config=config, players=config.num_players,
             matches=args.matches, target_score=target, max_match_hands=cap,
-            batch_size=args.batch_size, progress=False if args.quiet else None,
+            batch_size=args.batch_size, progress=False if args.quiet else None, first_deal=args.first_deal,
         )
     except USER_ERRORS as e:
         ap.error(str(e))
