@@ -54,7 +54,7 @@ from tqdm import tqdm
 
 from nertz_env import agents
 from nertz_env.agents.features import FEATURE_GROUPS, ActionFeatures, feature_columns
-from nertz_env.agents.policy import build_scorer, save_policy
+from nertz_env.agents.policy import build_scorer, load_network, save_policy
 from nertz_env.config import NertzConfig
 from nertz_env.options import parse_rule_options
 from nertz_env.training.args import arg, parse_given, resume_args
@@ -128,6 +128,7 @@ class Args:
     out_dir: str = arg("runs", "where runs are written")
     run_dir: str = arg("", "write into this directory instead of a new one under out_dir")
     resume: str = arg("", "a checkpoint.pt to continue from (same results as an uninterrupted run)")
+    init_policy: str = arg("", "start the network from this policy.pt of the same shape (e.g. a clone, then PPO)")
     stop_after: int = arg(0, "stop this invocation after so many updates, with a checkpoint (0: run to the end)")
     progress: bool = arg(True, "show a progress bar")
     tensorboard: bool = arg(True, "write TensorBoard logs")
@@ -232,6 +233,8 @@ def build(args: Args) -> Trainer:
     lookahead = args.lookahead_depth if args.lookahead_features else 0
     envs = NertzVectorEnv(args.num_envs, **config.to_dict())
     net = build_scorer(config, args.hidden, args.action_hidden, lookahead, args.drop_features).to(device)
+    if args.init_policy:
+        start_from(net, args.init_policy, config)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5, foreach=True)
     pool = Opponents(args, config, rng)
     features = net.features  # the rollouts' features are the ones the saved policy plays from
@@ -239,6 +242,24 @@ def build(args: Args) -> Trainer:
     seats = Seats.build(args.num_envs, args.num_players, args.self_play_fraction)
     return Trainer(args, config, device, rng, envs, net, optimizer, pool, features, teacher,
                    features.plays_as(teacher), seats, lookahead)  # fmt: skip
+
+
+def start_from(net: torch.nn.Module, path: str, config: NertzConfig) -> None:
+    """``--init-policy``: the weights of a saved policy whose network has this run's shape."""
+    saved, saved_config, blob = load_network(path)
+    saved_depth, saved_dropped = getattr(saved, "lookahead", 0) or 0, tuple(getattr(saved, "drop_features", ()))
+    same = (
+        {k: v.shape for k, v in saved.state_dict().items()} == {k: v.shape for k, v in net.state_dict().items()}
+        and (saved_config.num_players, saved_config.work_piles) == (config.num_players, config.work_piles)
+        and (saved_depth, saved_dropped) == (net.lookahead or 0, tuple(net.drop_features))
+    )
+    if not same:
+        raise ValueError(
+            f"--init-policy {path} is a network of {saved_config.num_players} players, --hidden "
+            f"{' '.join(map(str, blob['hidden']))} --action-hidden {blob.get('action_hidden')}, look-ahead depth "
+            f"{saved_depth}, dropped features {list(saved_dropped)}: give this run the same flags"
+        )
+    net.load_state_dict(saved.state_dict())
 
 
 def restore(t: Trainer, resume: dict[str, Any] | None) -> tuple[Loop, int, list[dict[str, Any]]]:

@@ -1,0 +1,32 @@
+"""``train_selfplay --init-policy``: a run that starts from a saved policy's weights (a clone, then PPO)."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from nertz_env.agents.policy import SHIPPED, load_network  # noqa: E402
+from nertz_env.training.train_selfplay import build, start  # noqa: E402
+
+SMALL = ["--num-envs", "4", "--total-steps", "4096", "--eval-every", "0", "--progress", "false"]
+
+
+def test_a_run_starts_from_the_weights_of_the_policy_it_is_given(tmp_path):
+    args, _, _ = start(SMALL + ["--run-dir", str(tmp_path), "--lookahead-features", "false",
+                                "--init-policy", str(SHIPPED)])  # fmt: skip
+    trainer = build(args)
+    saved = load_network(SHIPPED)[0].state_dict()
+    mine = trainer.net.state_dict()
+    assert saved.keys() == mine.keys()
+    for name, weight in saved.items():
+        torch.testing.assert_close(mine[name], weight, rtol=0, atol=0)
+    fresh = build(start(SMALL + ["--run-dir", str(tmp_path), "--lookahead-features", "false"])[0]).net.state_dict()
+    assert any(not torch.equal(fresh[k], saved[k]) for k in saved)  # without the flag: the seed's own init
+
+
+def test_a_policy_of_another_shape_is_refused_with_its_flags(tmp_path):
+    args, _, _ = start(SMALL + ["--run-dir", str(tmp_path), "--lookahead-features", "false", "--hidden", "64", "64",
+                                "--init-policy", str(SHIPPED)])  # fmt: skip
+    with pytest.raises(ValueError, match=r"--hidden 128 128 --action-hidden 64, look-ahead depth 0"):
+        build(args)
