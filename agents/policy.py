@@ -367,7 +367,6 @@ class PolicyAgent(Agent):
         # Sampled with the agent's seed (row_uniforms: per decision key in the arena).
         out[:] = sample_rows(probs, masks, self.row_uniforms(len(out)))
 
-
     def scores(self, obs: np.ndarray, masks: np.ndarray):
         """The masked logits ``[n, N]`` and values ``[n]`` (torch tensors) of engine-written rows
         (``.pt`` only), R4.6's call by the ``call`` rule when one is set. A value is what the critic

@@ -50,9 +50,8 @@ from nertz_env.agents.base import Agent
 from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, output_file, rule_config
 from nertz_env.config import MATCH_ENDS, NertzConfig
 from nertz_env.options import parse_rule_options
-from nertz_env.training import stats
 from nertz_env.training.arena import Arena, Hand, HandResult, MatchSoFar, Stream, hand_stream_seed, single
-from nertz_env.training.report import format_report, over_deals, paired, summarize, summarize_teams
+from nertz_env.training.report import format_report, over_deals, tables_of
 
 # Words that keep the seed streams of deals, tables, hands and matches apart.
 _DEAL, _TABLE, _HAND, _MATCH, _AGENT = 1, 2, 3, 4, 5
@@ -79,21 +78,22 @@ def rotation_seats(table: Sequence[int], rotation: int) -> tuple[int, ...]:
     return tuple(table[(s - rotation) % p] for s in range(p))
 
 
-def tables_for(seed: int, deals: int, n_agents: int, players: int, partners: bool = False) -> list[tuple[int, ...]]:
-    """The agents at each deal's table: all of them, or a seeded draw from the pool. With
-    ``partners`` agents ``k`` and ``k + n_agents/2`` are a team, seated ``P/2`` apart (R8)."""
+def tables_for(seed: int, deals: int, n_agents: int, players: int, partners: bool = False,
+               first: int = 0) -> list[tuple[int, ...]]:  # fmt: skip
+    """The agents at each deal's table, deals ``first`` on: all of them, or a seeded draw from the
+    pool. With ``partners`` agents ``k`` and ``k + n_agents/2`` are a team, seated ``P/2`` apart (R8)."""
     if n_agents == players:
         return [tuple(range(players))] * deals
     if partners:
         half = n_agents // 2
         out = []
-        for i in range(deals):
+        for i in range(first, first + deals):
             teams = np.random.default_rng([seed, _TABLE, i]).choice(half, players // 2, replace=False)
             out.append(tuple(int(t) for t in teams) + tuple(int(t) + half for t in teams))
         return out
     return [
         tuple(int(k) for k in np.random.default_rng([seed, _TABLE, i]).choice(n_agents, players, replace=False))
-        for i in range(deals)
+        for i in range(first, first + deals)
     ]
 
 
@@ -277,7 +277,7 @@ def evaluate(
     if first_deal and (matches or config.episode == "match"):
         raise ValueError(f"first_deal={first_deal} shards duplicate deals; matches start at match 0")
     built, labels = build_agents(agents, config, seed)
-    tables = tables_for(seed, first_deal + hands, len(built), players, config.partners)[first_deal:]
+    tables = tables_for(seed, hands, len(built), players, config.partners, first_deal)
     match_records: list[dict[str, Any]] = []
     t0, arena = time.perf_counter(), Arena(config, built, batch_size)
     if matches:
@@ -299,28 +299,23 @@ def evaluate(
     elapsed = time.perf_counter() - t0
     records = sorted((_record(r) for r in results), key=lambda r: r["key"])
     match_records.sort(key=lambda r: r["key"])
-    ratings = stats.rate_hands(((r["seats"], r["scores"]) for r in records), players=range(len(built)))
-    summary = summarize(records, labels)
-    for row in summary:
-        row["mu"], row["sigma"] = ratings[row["index"]]
+    results_tables = tables_of(records, labels, config.partners, match_records)
     if matches:
-        _add_match_shares(summary, match_records)
+        _add_match_shares(results_tables["summary"], match_records)
     ticks = sum(r["ticks"] for r in records)
-    teams = summarize_teams(records, labels, match_records) if config.partners else []
     return {
         "agents": labels, "specs": [a if isinstance(a, str) else repr(a) for a in agents],
         "players": players, "seed": seed, "deals": hands, "mode": "matches" if matches else "duplicate",
-        "target_score": target_score if matches else None, "match_hands": fixed_hands, "teams": teams,
+        "target_score": target_score if matches else None, "match_hands": fixed_hands, "teams": results_tables["teams"],
         "config": config.to_dict(), "versions": versions(), "first_deal": first_deal,
         "elapsed_s": elapsed, "hands_played": len(records), "ticks": ticks, "ticks_per_s": ticks / max(elapsed, 1e-9),
-        "summary": summary, "paired": paired(records, labels),
+        "summary": results_tables["summary"], "paired": results_tables["paired"],
         "replay": (  # how to rebuild any hand with nertz_env.game.Game
             f"Game(NertzConfig(**config)).reset(seed=hand['seed'], decks=training.evaluate."
             f"{'match_decks(seed, match, hand_no, players)' if matches else 'deal_decks(seed, deal, players)'}"
             ".tolist()); seat s is played by agents[hand['seats'][s]]"
         ),
-        "ratings": {labels[k]: {"mu": mu, "sigma": sg} for k, (mu, sg) in ratings.items()},
-        "hands": records, "matches": match_records,
+        "ratings": results_tables["ratings"], "hands": records, "matches": match_records,
     }
 
 

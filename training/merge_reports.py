@@ -18,8 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from nertz_env.cli_checks import Parser, output_file
-from nertz_env.training import stats
-from nertz_env.training.report import format_report, paired, summarize, summarize_teams
+from nertz_env.training.report import format_report, tables_of
 
 _SAME = ("agents", "specs", "players", "seed", "mode", "config")
 
@@ -43,11 +42,6 @@ def merge(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
         seen |= deals
         records += rep["hands"]
     records.sort(key=lambda r: r["key"])
-    labels = first["agents"]
-    ratings = stats.rate_hands(((r["seats"], r["scores"]) for r in records), players=range(len(labels)))
-    summary = summarize(records, labels)
-    for row in summary:
-        row["mu"], row["sigma"] = ratings[row["index"]]
     elapsed = sum(r["elapsed_s"] for r in reports)
     ticks = sum(r["ticks"] for r in records)
     out = dict(first)
@@ -59,11 +53,8 @@ def merge(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
         hands_played=len(records),
         ticks=ticks,
         ticks_per_s=ticks / max(elapsed, 1e-9),
-        summary=summary,
-        paired=paired(records, labels),
-        ratings={labels[k]: {"mu": mu, "sigma": sg} for k, (mu, sg) in ratings.items()},
         hands=records,
-        teams=summarize_teams(records, labels, []) if first["config"].get("partners") else [],
+        **tables_of(records, first["agents"], bool(first["config"].get("partners"))),
     )
     return out
 

@@ -127,6 +127,21 @@ def paired(records: list[dict[str, Any]], labels: Sequence[str]) -> list[dict[st
     return out
 
 
+def tables_of(records: list[dict[str, Any]], labels: Sequence[str], partners: bool,
+              match_records: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:  # fmt: skip
+    """A report's tables from its hands: ``summary`` (with each agent's OpenSkill ``mu`` and
+    ``sigma``), ``paired``, ``ratings`` and, with ``partners``, ``teams``."""
+    ratings = stats.rate_hands(((r["seats"], r["scores"]) for r in records), players=range(len(labels)))
+    summary = summarize(records, labels)
+    for row in summary:
+        row["mu"], row["sigma"] = ratings[row["index"]]
+    return {
+        "summary": summary, "paired": paired(records, labels),
+        "ratings": {labels[k]: {"mu": mu, "sigma": sg} for k, (mu, sg) in ratings.items()},
+        "teams": summarize_teams(records, labels, list(match_records)) if partners else [],
+    }  # fmt: skip
+
+
 def format_report(report: dict[str, Any]) -> str:
     """The per-agent table, then every pair of agents, as text."""
     matches = report["mode"] == "matches"
