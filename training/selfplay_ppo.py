@@ -242,7 +242,7 @@ def update(t: Any, buf: Rollout, adv: torch.Tensor, ret: torch.Tensor, cloning: 
                 stats["bc_loss"] = bc_loss = -logp[target].mean()
                 loss = loss + bc_coef * bc_loss
                 best = torch.zeros(len(mb), device=device)
-                best = best.index_reduce_(0, mb_rows, logp.detach(), "amax", include_self=False)
+                best = best.scatter_reduce_(0, mb_rows, logp.detach(), "amax", include_self=False)
                 stats["agreement"].append((logp.detach()[target] >= best).float().mean().item())
             if not cloning:
                 chosen = torch.from_numpy(offset + played[mb] - first_pair[mb]).to(device)
@@ -270,7 +270,7 @@ def _pair_log_softmax(scores: torch.Tensor, rows: torch.Tensor, n: int) -> tuple
     """The log-probability of each pair under its row's softmax over its own pairs, and each
     row's entropy ``[n]``."""
     top = torch.zeros(n, dtype=scores.dtype, device=scores.device)
-    top = top.index_reduce_(0, rows, scores.detach(), "amax", include_self=False)
+    top = top.scatter_reduce_(0, rows, scores.detach(), "amax", include_self=False)
     shifted = scores - top[rows]
     total = torch.zeros(n, dtype=scores.dtype, device=scores.device).index_add(0, rows, shifted.exp())
     logp = shifted - total.log()[rows]
