@@ -6,8 +6,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+import shutil  # noqa: E402
+
 from nertz_env.agents.policy import SHIPPED, load_network  # noqa: E402
-from nertz_env.training.train_selfplay import build, start  # noqa: E402
+from nertz_env.training.train_selfplay import build, main, restore, start  # noqa: E402
 
 SMALL = ["--num-envs", "4", "--total-steps", "4096", "--eval-every", "0", "--progress", "false"]
 
@@ -30,3 +32,20 @@ def test_a_policy_of_another_shape_is_refused_with_its_flags(tmp_path):
                                 "--init-policy", str(SHIPPED)])  # fmt: skip
     with pytest.raises(ValueError, match=r"--hidden 128 128 --action-hidden 64, look-ahead depth 0"):
         build(args)
+
+
+def test_a_resumed_run_takes_its_weights_from_the_checkpoint_not_the_init_policy(tmp_path):
+    """The initial weights matter at the start only: a resume reads the checkpoint and never the
+    --init-policy file, which may since have moved."""
+    init = tmp_path / "init.pt"
+    shutil.copyfile(SHIPPED, init)
+    run_dir = tmp_path / "run"
+    main(SMALL + ["--run-dir", str(run_dir), "--lookahead-features", "false", "--init-policy", str(init),
+                  "--tensorboard", "false"])  # fmt: skip
+    init.unlink()
+    args, _, resume = start(["--resume", str(run_dir / "checkpoint.pt"), "--progress", "false"])
+    assert args.init_policy == str(init)
+    trainer = build(args)  # reading the removed file would raise here
+    restore(trainer, resume)
+    for name, weight in resume["net"].items():
+        torch.testing.assert_close(trainer.net.state_dict()[name], weight, rtol=0, atol=0)

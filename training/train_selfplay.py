@@ -233,7 +233,7 @@ def build(args: Args) -> Trainer:
     lookahead = args.lookahead_depth if args.lookahead_features else 0
     envs = NertzVectorEnv(args.num_envs, **config.to_dict())
     net = build_scorer(config, args.hidden, args.action_hidden, lookahead, args.drop_features).to(device)
-    if args.init_policy:
+    if args.init_policy and not args.resume:  # a resumed run's weights are the checkpoint's (restore)
         start_from(net, args.init_policy, config)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5, foreach=True)
     pool = Opponents(args, config, rng)
