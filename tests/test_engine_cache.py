@@ -65,15 +65,15 @@ def _run(cwd: Path, code: str, env: dict | None = None) -> str:
 
 @pytest.mark.slow
 def test_an_engine_edit_reaches_every_kernel_with_a_warm_cache(tmp_path):
-    """Warm the cache on a copy of the package, then edit ``builds_on`` (R4.3) in the copy's
-    ``core.py``: the parallel env and the vector env, whose kernels inline it from other files,
+    """Warm the cache on a copy of the package, then edit ``builds_on_ranked`` (R4.3, which
+    ``builds_on`` calls) in the copy's ``core.py``: the parallel env and the vector env, whose kernels inline it from other files,
     both follow the edit."""
     shutil.copytree(ROOT / "nertz_env", tmp_path / "nertz_env", ignore=shutil.ignore_patterns("__pycache__"))
     before = json.loads(_run(tmp_path, PROBE))
     assert before["parallel"] > 0 and before["vector"] > 0  # builds happen under the real rule
     core = tmp_path / "nertz_env" / "engine" / "core.py"
     text = core.read_text()
-    rule = "return rank(card) == rank(onto) - 1 and red(card) != red(onto)"
+    rule = "return (card_rank == onto_rank - 1) & (card_red != onto_red)"
     assert rule in text
     core.write_text(text.replace(rule, "return False  # edited: no builds"))
     after = json.loads(_run(tmp_path, PROBE))
@@ -110,7 +110,7 @@ def test_every_kernel_is_stamped_with_the_engine_fingerprint():
     from nertz_env.agents import _search
     from nertz_env.engine import cache, tick
 
-    stamp = tick.step._cache._cache_file._source_stamp
+    stamp = tick.step_span._cache._cache_file._source_stamp
     assert isinstance(stamp, tuple) and stamp[1] == cache.fingerprint()
     agents_stamp = _search.score_moves._cache._cache_file._source_stamp
     assert agents_stamp[1] == cache.fingerprint([Path(_search.__file__).parent])
@@ -251,8 +251,10 @@ def test_the_background_jobs_compile_what_the_first_step_needs(tmp_path):
     for line in log.read_text().splitlines():
         pid, kernel, *_ = line.split("\t")
         by_process.setdefault(pid, []).append(kernel)
-    jobs, first_step = by_process.values()
-    assert {"nertz_env.engine.tick.step", "nertz_env.engine.match.match_step", "nertz_env.engine.compose.rewards",
+    # numba compiles an overload's implementation (``views.raw``'s lambda) in every process that
+    # types a call of it, and never caches it: not a kernel either process could share
+    jobs, first_step = ({k for k in kernels if not k.endswith("<lambda>")} for kernels in by_process.values())
+    assert {"nertz_env.engine.tick.step_span", "nertz_env.engine.match.match_step", "nertz_env.engine.compose.rewards",
             "nertz_env.engine.tick._land_all"} <= set(jobs)  # fmt: skip
     assert "nertz_env.engine.compose.deal_game" in first_step
     assert not set(jobs) & set(first_step), "the first step compiled again what the jobs had compiled"

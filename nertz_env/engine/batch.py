@@ -22,7 +22,7 @@ from nertz_env.engine.compose import (
     PLAY_MATCH,
     PLAY_OBSERVE,
     deal_game,
-    play_rules,
+    play_rules_span,
     play_scored,
     play_tick,
     tick_rewards,
@@ -30,9 +30,9 @@ from nertz_env.engine.compose import (
 )
 from nertz_env.engine.constants import C_EPISODE, C_PLAYERS
 from nertz_env.engine.core import shuffle_deal
-from nertz_env.engine.masks import legal_masks
+from nertz_env.engine.masks import legal_masks, legal_masks_span
 from nertz_env.engine.match import episode_over, n_teams, start_match, team_sum
-from nertz_env.engine.observe import observe_game, state_vector
+from nertz_env.engine.observe import observe_game, observe_span, state_vector
 from nertz_env.engine.rng import below
 from nertz_env.engine.state import (
     END_MAX_CYCLES,
@@ -212,23 +212,35 @@ def _step_batch(s, actions, cfg, table, speed, plan, penalty, out):
     the games: the values before the tick, the rules, the rewards and ends, the observations, the
     masks. A pass runs one part of the engine's code, which stays in the processor's caches
     (the parts interleaved per game cost a third more)."""
-    for b in prange(s.tick.shape[0]):
+    n = s.tick.shape[0]
+    for b in prange(n):
         values_before(raw_state(s), b, cfg, raw(out.prev_score)[b])
-    for b in prange(s.tick.shape[0]):
-        play_rules(raw_state(s), b, actions[b], cfg, table, speed, PLAY_MATCH)
-    for b in prange(s.tick.shape[0]):
+    for c in prange((n + SPAN - 1) // SPAN):
+        lo = c * SPAN
+        play_rules_span(raw_state(s), lo, actions[lo : min(n, lo + SPAN)], cfg, table, speed, PLAY_MATCH)
+    for b in prange(n):
         _settle(s, b, cfg, penalty, out)
     _observe_passes(s, cfg, table, plan, out.obs, out.masks)
+
+
+# Games per compiled call in a pass (``tick.step_span``, ``observe.observe_span``,
+# ``masks.legal_masks_span``): a call passes the state's arrays one by one, which per game cost
+# more than the rules themselves; the threaded kernels share out the runs.
+SPAN = 32
 
 
 @njit(cache=True, inline="always")
 def _observe_passes(s, cfg, table, plan, obs, masks):
     """Every game's observations into ``obs[B, P, D]``, then every game's masks into
-    ``masks[B, P, N]`` (inlined, so that the threaded kernels run each pass in parallel)."""
-    for b in prange(s.tick.shape[0]):
-        observe_game(raw_state(s), b, cfg, raw(obs)[b])
-    for b in prange(s.tick.shape[0]):
-        legal_masks(raw_state(s), b, cfg, table, plan, raw(masks)[b])
+    ``masks[B, P, N]``, a run of ``SPAN`` games per call (inlined, so that the threaded kernels
+    run each pass in parallel)."""
+    n = s.tick.shape[0]
+    for c in prange((n + SPAN - 1) // SPAN):
+        lo = c * SPAN
+        observe_span(raw_state(s), lo, cfg, raw(obs)[lo : min(n, lo + SPAN)])
+    for c in prange((n + SPAN - 1) // SPAN):
+        lo = c * SPAN
+        legal_masks_span(raw_state(s), lo, cfg, table, plan, raw(masks)[lo : min(n, lo + SPAN)])
 
 
 @njit(cache=True)
@@ -247,11 +259,14 @@ def _deal_batch(s, cfg, table, plan, out):
 def _step_rules_batch(s, actions, cfg, table, speed):
     """The rules alone: ``compose.play_rules`` (no match books, observations or rewards) for every
     game, and a new deal for the ended ones."""
-    for b in prange(s.tick.shape[0]):
+    n = s.tick.shape[0]
+    for c in prange((n + SPAN - 1) // SPAN):
         r = raw_state(s)
-        play_rules(r, b, actions[b], cfg, table, speed, 0)
-        if r.ended[b] != RUNNING:
-            shuffle_deal(r, b, cfg)
+        lo, hi = c * SPAN, min(n, c * SPAN + SPAN)
+        play_rules_span(r, lo, actions[lo:hi], cfg, table, speed, 0)
+        for b in range(lo, hi):
+            if r.ended[b] != RUNNING:
+                shuffle_deal(r, b, cfg)
 
 
 def _step_games(s, games, actions, cfg, table, speed, plan, obs, masks, reward_out, prev_score):

@@ -26,7 +26,7 @@ from nertz_env.engine.observe import observe_game
 from nertz_env.engine.state import (
     RUNNING,
 )
-from nertz_env.engine.tick import step
+from nertz_env.engine.tick import step, step_span
 
 NO_DECKS = np.empty((0, 52), np.int8)  # ``deal_game``'s decks for a shuffle from the game's own stream
 
@@ -135,6 +135,16 @@ def play_rules(s, b, actions, cfg, table, speed, flags):
     step(s, b, actions, cfg, table, speed)
     if cfg[C_EPISODE] != 0 and flags & PLAY_MATCH != 0:
         match_step(s, b, cfg)
+
+
+@njit(cache=True, inline="always")
+def play_rules_span(s, first, actions, cfg, table, speed, flags):
+    """``play_rules`` for each game ``first + i`` of a run of games, ``actions[i]`` its actions
+    (one ``tick.step_span`` call for the run)."""
+    step_span(s, first, actions, cfg, table, speed)
+    if cfg[C_EPISODE] != 0 and flags & PLAY_MATCH != 0:
+        for i in range(actions.shape[0]):
+            match_step(s, first + i, cfg)
 
 
 @njit(cache=True)

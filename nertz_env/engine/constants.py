@@ -79,4 +79,5 @@ INT8_MAX = 127
 KIND, SOURCE, DEST, COUNT, CARD, PILE, CLAIMANTS, WON, DONE, REACH, OWNER = range(11)
 SCRATCH_ROWS = 11
 MAX_SEATS = 8  # the most players a table seats (NertzConfig: 2 to 8); the tick's scratch holds this many
+MAX_WORK = 6  # the most work piles a player has (NertzConfig: 4 to 6); the masks' scratch holds this many
 SCRATCH_SIZE = SCRATCH_ROWS * MAX_SEATS  # int64 slots of the tick scratch (on the stack)

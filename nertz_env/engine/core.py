@@ -65,7 +65,14 @@ def red(card) -> bool:
 @njit(cache=True, inline="always")
 def builds_on(card, onto) -> bool:
     """``card`` may lie on ``onto`` in a work pile: one rank lower, opposite colour (R4.3)."""
-    return rank(card) == rank(onto) - 1 and red(card) != red(onto)
+    return builds_on_ranked(rank(card), red(card), rank(onto), red(onto))
+
+
+@njit(cache=True, inline="always")
+def builds_on_ranked(card_rank, card_red, onto_rank, onto_red) -> bool:
+    """``builds_on`` from the two cards' ranks and colours (R4.3), for callers that know them
+    without the cards (the masks' work piles, whose tops they read once)."""
+    return (card_rank == onto_rank - 1) & (card_red != onto_red)
 
 
 @njit(cache=True, inline="always")

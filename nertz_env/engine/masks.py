@@ -13,7 +13,7 @@ run, R4.3). ``tests/test_vector.py`` holds the two paths equal.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import carray, njit
 
 from nertz_env.engine.constants import (
     BLOCKS_ANY,
@@ -28,6 +28,7 @@ from nertz_env.engine.constants import (
     C_WORK,
     CALL,
     DRAW,
+    MAX_WORK,
     NERTZ,
     T_COUNT,
     T_DEST,
@@ -43,6 +44,7 @@ from nertz_env.engine.constants import (
 )
 from nertz_env.engine.core import (
     builds_on,
+    builds_on_ranked,
     fits_foundation,
     legal_onto_nertz,
     legal_onto_work,
@@ -51,10 +53,11 @@ from nertz_env.engine.core import (
     moved_card,
     moves_take_time,
     rank,
+    red,
     waits_only,
 )
 from nertz_env.engine.state import RUNNING
-from nertz_env.engine.views import raw, raw_state
+from nertz_env.engine.views import raw, raw_state, stack_int64
 
 # The columns of a plan (``mask_plan``): a run of catalogue rows, and on every row the standard
 # layout's figures (0 if the catalogue is another).
@@ -123,14 +126,29 @@ def _standard_game(cfg, plan) -> bool:
     )  # fmt: skip
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def legal_masks(s, b, cfg, table, plan, out):
     """Every player's mask of game ``b`` over the catalogue ``table`` into ``out[P, N]`` (int8):
     row ``p`` equals ``core.legal_mask(s, b, p, ...)``. ``plan`` is ``mask_plan(table)``: the
     standard game goes per source and target (``_standard_mask``), any other asks ``legal_row``
-    about the rows of the plan's runs that could be legal (``_plan_mask``)."""
+    about the rows of the plan's runs that could be legal (``_plan_mask``). A
+    ``legal_masks_span`` of one game."""
+    legal_masks_span(s, b, cfg, table, plan, out.reshape((1, out.shape[0], out.shape[1])))
+
+
+@njit(cache=True)
+def legal_masks_span(s, first, cfg, table, plan, masks):
+    """``legal_masks`` of each game ``first + i`` of a run of games into ``masks[i]`` (``[P, N]``):
+    one call per run, as ``tick.step_span``."""
     s = raw_state(s)
-    cfg, table, plan, out = raw(cfg), raw(table), raw(plan), raw(out)
+    cfg, table, plan, masks = raw(cfg), raw(table), raw(plan), raw(masks)
+    for i in range(masks.shape[0]):
+        _masks_one(s, first + i, cfg, table, plan, masks[i])
+
+
+@njit(cache=True, inline="always")
+def _masks_one(s, b, cfg, table, plan, out):
+    """``legal_masks``'s body, on ``raw`` views."""
     n_players = cfg[C_PLAYERS]
     n_actions = table.shape[0]
     if s.ended[b] != RUNNING:
@@ -154,19 +172,25 @@ def legal_masks(s, b, cfg, table, plan, out):
             _plan_mask(s, b, p, cfg, plan, mask)
 
 
+# The rows of ``_pile_tops``'s scratch: per work pile its height and its top card's rank and colour.
+PILE_HEIGHT, PILE_RANK, PILE_RED = range(3)
+PILE_ROWS = 3
+PILE_SCRATCH = PILE_ROWS * MAX_WORK  # int64 slots on the stack
+
+
 @njit(cache=True, inline="always")
 def _standard_mask(s, b, p, n_work, under, mask):
     """Player ``p``'s mask in the standard game (``_standard_game``) into ``mask`` (zero), row by
-    row of the standard catalogue: every source card judged against each destination once."""
+    row of the standard catalogue: every source card judged against each destination once, the
+    work piles by their tops' ranks and colours, read once (``_pile_tops``)."""
     tops = s.foundation_tops[b]
     k = s.nertz_len[b, p]
     nertz_top = np.int64(s.nertz[b, p, k - 1]) if k > 0 else np.int64(-1)
     k = s.waste_len[b, p]
     waste_top = np.int64(s.waste[b, p, k - 1]) if k > 0 else np.int64(-1)
     work, work_len = s.work[b, p], s.work_len[b, p]
-    any_empty = False
-    for j in range(n_work):
-        any_empty = any_empty or work_len[j] == 0
+    piles = carray(stack_int64(PILE_SCRATCH), (PILE_ROWS, MAX_WORK))
+    any_empty = _pile_tops(work, work_len, n_work, piles)
     mask[0] = True  # R4.7 WAIT
     mask[1] = s.stock_len[b, p] > 0 or k > 0  # R4.1 DRAW
     mask[2] = nertz_top < 0  # R4.6 CALL
@@ -181,45 +205,66 @@ def _standard_mask(s, b, p, n_work, under, mask):
             mask[first + 2 + i] = fits_foundation(work[i, h - 1], tops)
     onto = first + 2 + n_work  # R4.3, R4.4: the Nertz top, then the waste top, onto each work pile
     slide = onto + 2 * n_work  # R4.5: under each work pile, when a space is open
+    # no card: a rank no top is one above, so it builds on nothing
+    nertz_rank, nertz_red = (rank(nertz_top), red(nertz_top)) if nertz_top >= 0 else (np.int64(-2), False)
+    waste_rank, waste_red = (rank(waste_top), red(waste_top)) if waste_top >= 0 else (np.int64(-2), False)
     for j in range(n_work):
-        h = np.int64(work_len[j])
-        if h == 0:
+        if piles[PILE_HEIGHT, j] == 0:
             mask[onto + j] = nertz_top >= 0
             mask[onto + n_work + j] = waste_top >= 0
             continue
-        top = work[j, h - 1]
-        mask[onto + j] = nertz_top >= 0 and builds_on(nertz_top, top)
-        mask[onto + n_work + j] = waste_top >= 0 and builds_on(waste_top, top)
+        top_rank, top_red = piles[PILE_RANK, j], piles[PILE_RED, j]
+        mask[onto + j] = builds_on_ranked(nertz_rank, nertz_red, top_rank, top_red)
+        mask[onto + n_work + j] = builds_on_ranked(waste_rank, waste_red, top_rank, top_red)
         if under and any_empty:
             mask[slide + j] = nertz_top >= 0 and builds_on(work[j, 0], nertz_top)
             mask[slide + n_work + j] = waste_top >= 0 and builds_on(work[j, 0], waste_top)
-    _standard_blocks(work, work_len, n_work, slide + 2 * n_work if under else slide, mask)
+    _standard_blocks(piles, n_work, slide + 2 * n_work if under else slide, mask)
 
 
 @njit(cache=True, inline="always")
-def _standard_blocks(work, work_len, n_work, first, mask):
+def _pile_tops(work, work_len, n_work, piles) -> bool:
+    """Each work pile's height, top rank and top colour (0 and 0 for a space) into ``piles``
+    (``PILE_ROWS`` by at least ``n_work``); returns whether a pile is a space."""
+    if n_work > MAX_WORK:
+        raise ValueError("a player has at most 6 work piles")
+    any_empty = False
+    for i in range(n_work):
+        h = np.int64(work_len[i])
+        top = np.int64(work[i, h - 1]) if h > 0 else np.int64(-1)
+        piles[PILE_HEIGHT, i] = h
+        piles[PILE_RANK, i] = rank(top) if h > 0 else 0
+        piles[PILE_RED, i] = red(top) if h > 0 else 0
+        any_empty = any_empty or h == 0
+    return any_empty
+
+
+@njit(cache=True, inline="always")
+def _standard_blocks(piles, n_work, first, mask):
     """R4.3, R4.4: blocks of ``n = 1 .. held`` cards from work pile ``i`` onto pile ``j != i``, 13
     rows per pair from ``first``: onto a space any block, else the block whose bottom builds on.
     A work pile is a run (R4.3: built down by one rank in alternating colours; the rules keep it
     so and ``checks.check_table`` refuses a restored table that is not), so the card ``t`` below
-    the exposed one is ``t`` ranks above it: of the blocks of a pile, only the one whose bottom is
-    one rank below the target's top can build on it, and ``builds_on`` judges that one."""
+    the exposed one is ``t`` ranks above it, its colour flipped ``t`` times: of the blocks of a
+    pile, only the one whose bottom is one rank below the target's top can build on it, and
+    ``builds_on_ranked`` judges that one from the exposed card's rank and colour (``piles``,
+    ``_pile_tops``). Written without a branch on the cards: the pair's row ``t`` (or its first,
+    with False) is written either way."""
     a = first
     for i in range(n_work):
-        held = np.int64(work_len[i])
-        low = rank(np.int64(work[i, held - 1])) if held > 0 else np.int64(0)  # the exposed card's rank
+        held, low, low_red = piles[PILE_HEIGHT, i], piles[PILE_RANK, i], piles[PILE_RED, i]
         for j in range(n_work):
             if j == i:
                 continue
-            h = np.int64(work_len[j])
-            if h == 0:
+            if piles[PILE_HEIGHT, j] == 0:
                 for t in range(held):
                     mask[a + t] = True
-            elif held > 0:
-                top = np.int64(work[j, h - 1])
-                t = rank(top) - 1 - low  # the block of t + 1 cards has a bottom one rank below ``top``
-                if 0 <= t < held:
-                    mask[a + t] = builds_on(work[i, held - 1 - t], top)
+            else:
+                t = piles[PILE_RANK, j] - 1 - low  # the block of t + 1 cards has a bottom one rank below
+                fits = (t >= 0) & (t < held)
+                bottom_red = low_red ^ (t & 1)
+                legal = fits & builds_on_ranked(low + t, bottom_red, piles[PILE_RANK, j], piles[PILE_RED, j])
+                mask[a + (t if fits else 0)] = legal
             a += 13
 
 

@@ -150,11 +150,26 @@ def _timing(s, b, cfg, v, out, o):
             out[o + 2 * n + q] = s.air[b, p, AIR_CARD] + 1 if t > 0 else 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def observe_game(s, b, cfg, out):
-    """Write the observation of every player of game ``b`` into ``out[P, D]``."""
+    """Write the observation of every player of game ``b`` into ``out[P, D]`` (an
+    ``observe_span`` of one game)."""
+    observe_span(s, b, cfg, out.reshape((1, out.shape[0], out.shape[1])))
+
+
+@njit(cache=True)
+def observe_span(s, first, cfg, obs):
+    """Write the observations of each game ``first + i`` of a run of games into ``obs[i]``
+    (``[P, D]``): one call per run, as ``tick.step_span``."""
     s = raw_state(s)
-    out = raw(out)
+    obs = raw(obs)
+    for i in range(obs.shape[0]):
+        _observe_one(s, first + i, cfg, obs[i])
+
+
+@njit(cache=True, inline="always")
+def _observe_one(s, b, cfg, out):
+    """``observe_game``'s body, on ``raw`` views."""
     n_players, n_work = cfg[C_PLAYERS], cfg[C_WORK]
     blk = block_size(n_work)
     mem = memory_offset(n_players, n_work)

@@ -71,7 +71,7 @@ from nertz_env.engine.state import (
     END_STALL,
     RUNNING,
 )
-from nertz_env.engine.views import stack_int64
+from nertz_env.engine.views import raw, raw_state, stack_int64
 
 
 @njit(cache=True, inline="always")
@@ -255,9 +255,29 @@ def _land_all(s, b, cfg, table, speed):
             s.ended[b] = END_CALL
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def step(s, b, actions, cfg, table, speed):
-    """Resolve one tick of game ``b``; ``actions[p]`` indexes the catalogue ``table``."""
+    """Resolve one tick of game ``b``; ``actions[p]`` indexes the catalogue ``table`` (a
+    ``step_span`` of one game)."""
+    step_span(s, b, actions.reshape((1, actions.shape[0])), cfg, table, speed)
+
+
+@njit(cache=True)
+def step_span(s, first, actions, cfg, table, speed):
+    """Resolve one tick of each game ``first + i`` of a run of games, ``actions[i, p]`` indexing
+    the catalogue ``table``. The rules compile once, here, for every caller; one call per run of
+    games, not per game, because a call passes the state's arrays one by one: per game it cost
+    more than the rules themselves (``benchmarks.tick_parts``). The arrays are read as ``raw``
+    views: without them every view the rules take of a table's array counts references."""
+    s = raw_state(s)
+    actions, cfg, table, speed = raw(actions), raw(cfg), raw(table), raw(speed)
+    for i in range(actions.shape[0]):
+        _step_one(s, first + i, actions[i], cfg, table, speed)
+
+
+@njit(cache=True, inline="always")
+def _step_one(s, b, actions, cfg, table, speed):
+    """One tick of game ``b`` (``step``)."""
     n_players = cfg[C_PLAYERS]
     for p in range(n_players):
         s.collision[b, p] = False

@@ -1,13 +1,13 @@
 """A first start on two cores: the rules of a tick compile in the background.
 
 Every way of playing (``Game``, the vector env, the evaluation arena) first deals, which compiles
-the deal, the observations and the masks; its first tick then needs the rules (``tick.step`` and
+the deal, the observations and the masks; its first tick then needs the rules (``tick.step_span`` and
 its callees: the races, the landing of moves in the air), the R8 books (``match.match_step``) and
 the rewards. On the first compile of an engine kernel in a process (an empty or stale cache) this
 module starts background processes (``python -m nertz_env.engine.warm JOB``) that compile those
 kernels into numba's on-disk cache while the first process compiles the deal. Nothing is compiled
 twice: a kernel compiles under its lock file (``cache.compile_once``), so the first process,
-reaching ``step``, waits for the process compiling it and loads the result.
+reaching ``step_span``, waits for the process compiling it and loads the result.
 
 The jobs compile from signatures (sample arrays of the dtypes the engine is called with), without
 running anything. ``NERTZ_COMPILE_JOBS`` sets how many processes compile at once, this one included
@@ -53,8 +53,8 @@ def _compile(dispatcher, *args) -> None:
 
 
 def _rules(x: dict) -> None:
-    """``tick.step``: the rules of a tick (R3-R7), the largest kernel."""
-    _compile(tick.step, x["s"], x["b"], x["actions"], x["cfg"], x["table"], x["speed"])
+    """``tick.step_span``: the rules of a tick (R3-R7), the largest kernel."""
+    _compile(tick.step_span, x["s"], x["b"], x["actions"].reshape(1, -1), x["cfg"], x["table"], x["speed"])
 
 
 def _books(x: dict) -> None:
