@@ -66,8 +66,8 @@ def _run(cwd: Path, code: str, env: dict | None = None) -> str:
 @pytest.mark.slow
 def test_an_engine_edit_reaches_every_kernel_with_a_warm_cache(tmp_path):
     """Warm the cache on a copy of the package, then edit ``builds_on_ranked`` (R4.3, which
-    ``builds_on`` calls) in the copy's ``core.py``: the parallel env and the vector env, whose kernels inline it from other files,
-    both follow the edit."""
+    ``builds_on`` calls) in the copy's ``core.py``: the parallel env and the vector env, whose
+    kernels inline it from other files, both follow the edit."""
     shutil.copytree(ROOT / "nertz_env", tmp_path / "nertz_env", ignore=shutil.ignore_patterns("__pycache__"))
     before = json.loads(_run(tmp_path, PROBE))
     assert before["parallel"] > 0 and before["vector"] > 0  # builds happen under the real rule
@@ -254,8 +254,8 @@ def test_the_background_jobs_compile_what_the_first_step_needs(tmp_path):
     # numba compiles an overload's implementation (``views.raw``'s lambda) in every process that
     # types a call of it, and never caches it: not a kernel either process could share
     jobs, first_step = ({k for k in kernels if not k.endswith("<lambda>")} for kernels in by_process.values())
-    assert {"nertz_env.engine.tick.step_span", "nertz_env.engine.match.match_step", "nertz_env.engine.compose.rewards",
-            "nertz_env.engine.tick._land_all"} <= set(jobs)  # fmt: skip
+    assert {"nertz_env.engine.tick.step_span", "nertz_env.engine.match.match_step",
+            "nertz_env.engine.compose._r8_rewards", "nertz_env.engine.tick._land_all"} <= set(jobs)  # fmt: skip
     assert "nertz_env.engine.compose.deal_game" in first_step
     assert not set(jobs) & set(first_step), "the first step compiled again what the jobs had compiled"
 

@@ -35,10 +35,11 @@ NO_DECKS = np.empty((0, 52), np.int8)  # ``deal_game``'s decks for a shuffle fro
 PLAY_MATCH, PLAY_OBSERVE = 1, 2
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rewards(s, b, prev_score, cfg, out):
     """Rewards of the tick that moved the scores from ``prev_score`` (option ``reward``);
-    ``prev_score`` holds ``match.running_value`` before the tick (the scores, in a single hand)."""
+    ``prev_score`` holds ``match.running_value`` before the tick (the scores, in a single hand).
+    Inlined: a call per game passes the state's arrays one by one and cost more than the sums."""
     n_players = cfg[C_PLAYERS]
     mode = cfg[C_REWARD]
     if cfg[C_EPISODE] != 0 or cfg[C_PARTNERS] != 0:

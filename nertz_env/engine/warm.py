@@ -58,12 +58,13 @@ def _rules(x: dict) -> None:
 
 
 def _books(x: dict) -> None:
-    """The landing of moves in the air at the end of a hand (``step`` waits for it), the R8 books
-    and the rewards (float64 for ``Game``, float32 for the vector env's buffers)."""
+    """The landing of moves in the air at the end of a hand (``step_span`` waits for it), the R8
+    books and the R8 rewards (float64 for ``Game``, float32 for the vector env's buffers; the
+    rewards of a single hand are inlined where they are paid)."""
     _compile(tick._land_all, x["s"], x["b"], x["cfg"], x["table"], x["speed"])
     _compile(match.match_step, x["s"], x["b"], x["cfg"])
     for dtype in (np.float64, np.float32):
-        _compile(compose.rewards, x["s"], x["b"], x["prev"], x["cfg"], np.zeros(2, dtype))
+        _compile(compose._r8_rewards, x["s"], x["b"], x["prev"], x["cfg"], np.zeros(2, dtype))
 
 
 JOBS = {"rules": _rules, "books": _books}  # in the order they start
