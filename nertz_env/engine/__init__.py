@@ -104,7 +104,7 @@ from nertz_env.engine.views import raw  # noqa: E402
 for _module in (batch, compose, core, masks, match, moves, observe, races, rng, tick, views):
     stamp_compiled(vars(_module))
 
-notice.install()  # a first run compiles the engine (and the agents' kernels): say so on stderr
+notice.install()  # a first run compiles the engine (and agents' kernels): say so on stderr (and see collector)
 warm.install()  # ... and compiles the rules of a tick in the background meanwhile
 
 __all__ = [

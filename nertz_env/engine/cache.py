@@ -67,6 +67,17 @@ def stamp_compiled(namespace: Mapping[str, Any], *folders: Path) -> int:
 
 # Fired while a process waits for another one that compiles the same kernel (``notice`` says so).
 WAIT_EVENT = "nertz_env:compile_wait"
+
+# The modules whose compiles the engine's listeners (``notice``, ``collector``) act on.
+OUR_MODULES = ("nertz_env.",)
+
+
+def dispatcher_name(dispatcher: Any) -> tuple[str, str]:
+    """The module and name of the Python function a numba dispatcher compiles."""
+    func = getattr(dispatcher, "py_func", None)
+    return getattr(func, "__module__", "") or "", getattr(func, "__name__", "?")
+
+
 _held: dict[str, int] = {}  # lock files this process holds, with their nesting depth
 
 

@@ -30,25 +30,18 @@ import os
 import sys
 import threading
 import time
-from typing import Any, TextIO
+from typing import TextIO
 
 from numba.core import event
 
-from nertz_env.engine.cache import WAIT_EVENT
+from nertz_env.engine import collector
+from nertz_env.engine.cache import OUR_MODULES, WAIT_EVENT, dispatcher_name
 
 # The main job's first run (README, "Start": nertz eval with the heuristic and greedy agents)
 # compiles in 117 s of CPU time on the project's 2-core machine, 45 s of it in the background
 # processes of ``warm`` (the parallel env's first step: 86 s, 32 s of it in the first process).
 FIRST_RUN_ESTIMATE = "about 1 min on two free cores"
 PREFIX = "nertz-env:"
-_OURS = ("nertz_env.",)
-
-
-def _name(dispatcher: Any) -> tuple[str, str]:
-    func = getattr(dispatcher, "py_func", None)
-    return getattr(func, "__module__", "") or "", getattr(func, "__name__", "?")
-
-
 class CompileNotice(event.Listener):
     """Announces compiles of this package's kernels. Only the outermost compile is reported (a
     kernel's callees compile inside it); ``interval`` is the seconds between progress lines;
@@ -78,8 +71,8 @@ class CompileNotice(event.Listener):
         out.flush()
 
     def on_start(self, ev: event.Event) -> None:
-        module, name = _name(ev.data["dispatcher"])
-        if not module.startswith(_OURS):
+        module, name = dispatcher_name(ev.data["dispatcher"])
+        if not module.startswith(OUR_MODULES):
             return
         self._starts.append(time.perf_counter())
         self._depth += 1
@@ -106,8 +99,8 @@ class CompileNotice(event.Listener):
             self._say(f"{doing} ... {time.perf_counter() - self._started:.0f} s", progress=True)
 
     def on_end(self, ev: event.Event) -> None:
-        module, name = _name(ev.data["dispatcher"])
-        if not module.startswith(_OURS):
+        module, name = dispatcher_name(ev.data["dispatcher"])
+        if not module.startswith(OUR_MODULES):
             return
         took = time.perf_counter() - self._starts.pop()
         if self.log and ev.kind != WAIT_EVENT and getattr(ev, "_exc_details", None) is None:
@@ -136,6 +129,7 @@ def install() -> CompileNotice | None:
     (once per process); returns the listener, or None when ``NERTZ_COMPILE_NOTICE=0`` and no
     ``NERTZ_COMPILE_LOG`` is set (with the log alone it writes the log and says nothing)."""
     global _installed
+    collector.install()  # and, whatever is said, the garbage collector held back while they compile
     quiet, log = os.environ.get("NERTZ_COMPILE_NOTICE", "1") == "0", os.environ.get("NERTZ_COMPILE_LOG", "")
     if _installed is None and (not quiet or log):
         _installed = CompileNotice(quiet=quiet, log=log)
