@@ -205,6 +205,25 @@ def _deal(s, b, cfg, table, plan, out):
 # Batches: serial kernels, and threaded twins compiled from the same Python source
 
 
+# Games per compiled call in a pass (``tick.step_span``, ``observe.observe_span``,
+# ``masks.legal_masks_span``): a call passes the state's arrays one by one, which per game cost
+# more than the rules themselves; the threaded kernels share out the runs.
+SPAN = 32
+
+
+@njit(cache=True, inline="always")
+def _run_count(n) -> int:
+    """How many runs of ``SPAN`` games a batch of ``n`` games makes (the last may be shorter)."""
+    return (n + SPAN - 1) // SPAN
+
+
+@njit(cache=True, inline="always")
+def _run_bounds(c, n):
+    """The games ``lo .. hi - 1`` of run ``c`` of a batch of ``n`` games."""
+    lo = c * SPAN
+    return lo, min(n, lo + SPAN)
+
+
 def _step_batch(s, actions, cfg, table, speed, plan, penalty, out):
     """Step every game of the batch (``actions[b, p]`` index the catalogue ``table``): each game
     gets what ``compose.play_tick`` gives it (rules, match books, rewards, observations, masks),
@@ -215,18 +234,12 @@ def _step_batch(s, actions, cfg, table, speed, plan, penalty, out):
     n = s.tick.shape[0]
     for b in prange(n):
         values_before(raw_state(s), b, cfg, raw(out.prev_score)[b])
-    for c in prange((n + SPAN - 1) // SPAN):
-        lo = c * SPAN
-        play_rules_span(raw_state(s), lo, actions[lo : min(n, lo + SPAN)], cfg, table, speed, PLAY_MATCH)
+    for c in prange(_run_count(n)):
+        lo, hi = _run_bounds(c, n)
+        play_rules_span(raw_state(s), lo, actions[lo:hi], cfg, table, speed, PLAY_MATCH)
     for b in prange(n):
         _settle(s, b, cfg, penalty, out)
     _observe_passes(s, cfg, table, plan, out.obs, out.masks)
-
-
-# Games per compiled call in a pass (``tick.step_span``, ``observe.observe_span``,
-# ``masks.legal_masks_span``): a call passes the state's arrays one by one, which per game cost
-# more than the rules themselves; the threaded kernels share out the runs.
-SPAN = 32
 
 
 @njit(cache=True, inline="always")
@@ -235,12 +248,12 @@ def _observe_passes(s, cfg, table, plan, obs, masks):
     ``masks[B, P, N]``, a run of ``SPAN`` games per call (inlined, so that the threaded kernels
     run each pass in parallel)."""
     n = s.tick.shape[0]
-    for c in prange((n + SPAN - 1) // SPAN):
-        lo = c * SPAN
-        observe_span(raw_state(s), lo, cfg, raw(obs)[lo : min(n, lo + SPAN)])
-    for c in prange((n + SPAN - 1) // SPAN):
-        lo = c * SPAN
-        legal_masks_span(raw_state(s), lo, cfg, table, plan, raw(masks)[lo : min(n, lo + SPAN)])
+    for c in prange(_run_count(n)):
+        lo, hi = _run_bounds(c, n)
+        observe_span(raw_state(s), lo, cfg, raw(obs)[lo:hi])
+    for c in prange(_run_count(n)):
+        lo, hi = _run_bounds(c, n)
+        legal_masks_span(raw_state(s), lo, cfg, table, plan, raw(masks)[lo:hi])
 
 
 @njit(cache=True)
@@ -260,9 +273,9 @@ def _step_rules_batch(s, actions, cfg, table, speed):
     """The rules alone: ``compose.play_rules`` (no match books, observations or rewards) for every
     game, and a new deal for the ended ones."""
     n = s.tick.shape[0]
-    for c in prange((n + SPAN - 1) // SPAN):
+    for c in prange(_run_count(n)):
         r = raw_state(s)
-        lo, hi = c * SPAN, min(n, c * SPAN + SPAN)
+        lo, hi = _run_bounds(c, n)
         play_rules_span(r, lo, actions[lo:hi], cfg, table, speed, 0)
         for b in range(lo, hi):
             if r.ended[b] != RUNNING:
