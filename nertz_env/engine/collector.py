@@ -4,8 +4,8 @@ numba's compiler makes a great many Python objects while it types and lowers a k
 collector's default thresholds (a young collection every 700 allocations, an older one every 10 of
 those) it walks them again and again through a first start. While a compile of one of this
 package's kernels is in progress (the outermost of the nested ``numba:compile`` events; ``notice``
-installs this listener with its own) the thresholds are raised to ``COMPILE_THRESHOLDS``; the process's own come
-back when that compile ends, failed or not. Nothing else changes: the collector stays on and
+installs this listener with its own) the thresholds are raised to ``COMPILE_THRESHOLDS``; the
+process's own come back when that compile ends, failed or not. Nothing else changes: the collector stays on and
 collects as usual between compiles and, less often, during them.
 
 Measured on the 2-core machine (``NERTZ_COMPILE_JOBS=1``, an empty cache each time, the vector

@@ -42,6 +42,8 @@ from nertz_env.engine.cache import OUR_MODULES, WAIT_EVENT, dispatcher_name
 # processes of ``warm`` (the parallel env's first step: 86 s, 32 s of it in the first process).
 FIRST_RUN_ESTIMATE = "about 1 min on two free cores"
 PREFIX = "nertz-env:"
+
+
 class CompileNotice(event.Listener):
     """Announces compiles of this package's kernels. Only the outermost compile is reported (a
     kernel's callees compile inside it); ``interval`` is the seconds between progress lines;
