@@ -8,6 +8,7 @@ that is not an integer would read or write outside an array. Each check here rai
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -43,6 +44,38 @@ def check_int_actions(values: np.ndarray, n: int, what: str) -> None:
         value = values.reshape(-1)[bad[0]]
         raise ValueError(f"{what}: action {int(value)} at {tuple(int(i) for i in where)} is out of range; "
                          f"actions are 0..{n - 1}")
+
+
+def check_agent_actions(actions: Any, agents: list[str], known: Mapping[str, int], n: int) -> list[int]:
+    """The action of each of ``agents``, in their order, from the dict ``actions`` (a parallel env's
+    ``step``), each an int 0..n-1; or an error naming the agent: ``TypeError`` for a non-dict or a
+    non-integer action, ``KeyError`` for an agent not in ``known``, ``ValueError`` for a missing
+    agent (R3: every live agent acts each tick) or an action out of range."""
+    if type(actions) is not dict and not isinstance(actions, Mapping):
+        raise TypeError(f"actions must be a dict {{agent: action}}, got {type(actions).__name__}")
+    if not known.keys() >= actions.keys():
+        unknown = next(a for a in actions if a not in known)
+        raise KeyError(f"unknown agent {unknown!r}; agents are {', '.join(known)}")
+    try:
+        chosen = [actions[agent] for agent in agents]
+    except KeyError:
+        missing = ", ".join(a for a in agents if a not in actions)
+        raise ValueError(f"missing actions for live agent(s) {missing}; every live agent acts each tick (R3)") from None
+    for i, a in enumerate(chosen):
+        if type(a) is not int or not 0 <= a < n:  # a plain int in range needs no more checks
+            chosen[i] = _one_action(a, agents[i], n)
+    return chosen
+
+
+def _one_action(value: Any, agent: str, n: int) -> int:
+    """An action as an int in range, or a clear error."""
+    if isinstance(value, np.ndarray) and value.size == 1:
+        value = value.reshape(()).item() if np.issubdtype(value.dtype, np.integer) else value.reshape(())
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"action for {agent} must be an integer 0..{n - 1}, got {value!r}")
+    if not 0 <= value < n:
+        raise ValueError(f"action {int(value)} for {agent} is out of range; actions are 0..{n - 1}")
+    return int(value)
 
 
 def check_observations(obs: np.ndarray, high: np.ndarray, names: list[str]) -> None:

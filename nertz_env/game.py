@@ -51,8 +51,8 @@ class Game:
         self.dealt = False  # a hand is on the table (reset or set_state)
         self._checked: OrderedDict[bytes, None] = OrderedDict()  # digests of tables known to be valid
 
-    def _bind_tick(self, penalty: float) -> engine.Bound:
-        return engine.Bound(engine.play_game_tick, (
+    def _bind_tick(self, penalty: float) -> engine.HeldTick:
+        return engine.HeldTick((
             self.state, 0, self._actions, self._cfg, self.catalogue.table, self._speed, self._plan, penalty,
             engine.PLAY_MATCH | engine.PLAY_OBSERVE, self.obs, self.masks, self.rewards, self._prev,
         ))  # fmt: skip
@@ -119,7 +119,7 @@ class Game:
 
     def play(self) -> None:
         """``step`` of the actions already written into ``actions`` and checked (``nertz_v0``
-        checks each agent's). The compiled tick is bound to this game's own arrays (``engine.Bound``)."""
+        checks each agent's). The compiled tick holds this game's own arrays (``engine.HeldTick``)."""
         self._tick()
 
     @property

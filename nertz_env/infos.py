@@ -74,20 +74,20 @@ def infos(
     """Every agent's info now; ``after_step`` is False at ``reset`` (no races, no illegal action).
     ``masks`` (int8 ``[P, N]``) adds ``action_mask``: copied rows, or lists of 0/1 with ``mask_list``."""
     cfg, st = game.config, game.state
-    ended = game.ended
-    reason = int(st.ended[0]) if ended else 0
+    reason = int(st.ended[0])
+    ended = reason != 0
     final = (game.totals if game.is_match else st.score[0]) if ended else None
     # whole rows as Python values, read once (cheaper than a numpy scalar per agent and key)
-    score, called = st.score[0].tolist(), st.called[0].tolist()
+    score, called = st.score.tolist()[0], st.called.tolist()[0]
     n = len(score)
-    collision = st.collision[0].tolist() if after_step else [False] * n
-    won_race = st.won_race[0].tolist() if after_step else [False] * n
-    illegal = st.illegal[0].tolist() if after_step else [False] * n
+    if after_step:
+        collision, won_race, illegal = st.collision.tolist()[0], st.won_race.tolist()[0], st.illegal.tolist()[0]
+    else:
+        collision = won_race = illegal = [False] * n
     final_score = [int(v) for v in final] if ended else [0] * n
     out: dict[str, dict[str, Any]] = {}
-    partners, is_match = cfg.partners, game.is_match
-    for p, agent in enumerate(agents):
-        info: dict[str, Any] = {
+    for p, agent in enumerate(agents):  # agents are in seat order: the p-th agent is seat p
+        out[agent] = {
             "score": score[p],
             "collision": collision[p],
             "won_race": won_race[p],
@@ -96,17 +96,28 @@ def infos(
             "end_reason": reason,
             "final_score": final_score[p],
         }
-        if partners:
-            team = cfg.team_of(p)
-            info["team"] = team
-            info["team_score"] = game.team_scores(st.score[0])[team]
-            info["final_team_score"] = game.team_scores(final)[team] if ended else 0
-        if is_match:
-            _match_info(game, p, after_step, info)
-        if masks is not None:
-            info["action_mask"] = masks[p].tolist() if mask_list else masks[p].copy()
-        out[agent] = info
+    partners, is_match = cfg.partners, game.is_match
+    if partners or is_match or masks is not None:
+        for p, agent in enumerate(agents):
+            _extra_info(game, p, after_step, masks, mask_list, out[agent])
     return out
+
+
+def _extra_info(
+    game: Game, p: int, after_step: bool, masks: np.ndarray | None, mask_list: bool, info: dict[str, Any]
+) -> None:
+    """Seat ``p``'s keys beyond the standard seven (partners, match, action mask), written into ``info``."""
+    cfg, st = game.config, game.state
+    if cfg.partners:
+        ended = game.ended
+        team = cfg.team_of(p)
+        info["team"] = team
+        info["team_score"] = game.team_scores(st.score[0])[team]
+        info["final_team_score"] = game.team_scores(game.totals if game.is_match else st.score[0])[team] if ended else 0
+    if game.is_match:
+        _match_info(game, p, after_step, info)
+    if masks is not None:
+        info["action_mask"] = masks[p].tolist() if mask_list else masks[p].copy()
 
 
 def _match_info(game: Game, p: int, after_step: bool, info: dict[str, Any]) -> None:

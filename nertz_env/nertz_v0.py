@@ -119,6 +119,7 @@ from pettingzoo.utils.conversions import parallel_to_aec_wrapper
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from nertz_env import infos as _infos
+from nertz_env.checks import check_agent_actions
 from nertz_env.config import NertzConfig
 from nertz_env.game import Game, check_reset_options
 from nertz_env.infos import END_REASONS
@@ -233,47 +234,43 @@ class NertzParallelEnv(ParallelEnv):
         return obs, infos
 
     def step(self, actions: Mapping[str, Any]):
-        if not self._dealt:
-            raise RuntimeError("step() called before reset(); call reset() to deal the first hand")
-        if not self.agents:
+        agents = self.agents  # every seat in seat order while the hand runs, none once it ended
+        if not agents:
+            if not self._dealt:
+                raise RuntimeError("step() called before reset(); call reset() to deal the first hand")
             raise RuntimeError("step() called after the hand ended; call reset() to deal a new hand")
-        if not isinstance(actions, Mapping):
-            raise TypeError(f"actions must be a dict {{agent: action}}, got {type(actions).__name__}")
-        seat = self._seat
-        if not seat.keys() >= actions.keys():
-            for agent in actions:
-                self._check_agent(agent)
-        missing = [a for a in self.agents if a not in actions]
-        if missing:
-            raise ValueError(
-                f"missing actions for live agent(s) {', '.join(missing)}; every live agent acts each tick (R3)"
-            )
-        n, row, masks, strict = len(self.game.catalogue), self._actions, self.game.masks, self.strict
-        for agent in self.agents:
-            i, a = seat[agent], actions[agent]
-            if type(a) is not int or not 0 <= a < n:  # a plain int in range needs no more checks
-                a = _as_action(a, agent, n)
-            if strict and not masks[i, a]:
-                raise ValueError(
-                    f"illegal action for {agent}: {self.action_names[a]!r} ({a}): {self.game.why_illegal(i, a)}"
-                )
-            row[i] = a
-        self.game.play()  # each action checked above
+        chosen = check_agent_actions(actions, agents, self._seat, len(self.game.catalogue))
+        row = self._actions
+        for i, a in enumerate(chosen):
+            row[i] = a  # the i-th agent is seat i
+        if self.strict:
+            self._check_legal(chosen)
+        g = self.game
+        g.play()  # each action checked above
         if self.recording is not None:
             self.recording.actions.append([self.action_names[a] for a in self._actions])
 
-        g = self.game
         obs = self._observations()
         infos = self._infos(after_step=True)
-        rewards = dict(zip(self.agents, g.rewards.tolist()))  # the penalty of an illegal action included
-        ended = g.ended  # a running episode is neither terminated nor truncated
-        terminations = dict.fromkeys(self.agents, ended and g.terminated)
-        truncations = dict.fromkeys(self.agents, ended and g.truncated)
-        if ended:
+        rewards = dict(zip(agents, g.rewards.tolist()))  # the penalty of an illegal action included
+        if g.ended:
+            terminations = dict.fromkeys(agents, g.terminated)
+            truncations = dict.fromkeys(agents, g.truncated)
             self.agents = []
+        else:  # a running episode is neither terminated nor truncated
+            terminations = dict.fromkeys(agents, False)
+            truncations = terminations.copy()
         if self.render_mode == "human":
             self.render()
         return obs, rewards, terminations, truncations, infos
+
+    def _check_legal(self, chosen: list[int]) -> None:
+        """Under ``strict``, an error naming the first illegal action of ``chosen`` (one per seat)."""
+        masks = self.game.masks
+        for i, a in enumerate(chosen):
+            if not masks[i, a]:
+                raise ValueError(f"illegal action for {self.agents[i]}: {self.action_names[a]!r} ({a}): "
+                                 f"{self.game.why_illegal(i, a)}")
 
     def _infos(self, after_step: bool) -> dict[str, dict[str, Any]]:
         """Every agent's info: the same numeric keys at reset and every step (``nertz_env.infos``)."""
@@ -290,9 +287,11 @@ class NertzParallelEnv(ParallelEnv):
         return _infos.last_hand(self.game, self.possible_agents)
 
     def _observations(self) -> dict[str, Any]:
-        obs, masks = self.game.obs.astype(self.observation_dtype), self.game.masks.copy()
+        g, dtype = self.game, self.observation_dtype
+        obs = g.obs.copy() if dtype is np.int8 else g.obs.astype(dtype)
         if self.info_action_mask == "only":
             return {a: obs[i] for i, a in enumerate(self.agents)}
+        masks = g.masks.copy()
         return {a: {"observation": obs[i], "action_mask": masks[i]} for i, a in enumerate(self.agents)}
 
     # -- inspection ---------------------------------------------------------------------------
@@ -344,17 +343,6 @@ class NertzParallelEnv(ParallelEnv):
 
     def close(self) -> None:
         pass
-
-
-def _as_action(value: Any, agent: str, n: int) -> int:
-    """An action as an int in range, or a clear error."""
-    if isinstance(value, np.ndarray) and value.size == 1:
-        value = value.reshape(()).item() if np.issubdtype(value.dtype, np.integer) else value.reshape(())
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"action for {agent} must be an integer 0..{n - 1}, got {value!r}")
-    if not 0 <= value < n:
-        raise ValueError(f"action {int(value)} for {agent} is out of range; actions are 0..{n - 1}")
-    return int(value)
 
 
 def parallel_env(

@@ -1,4 +1,5 @@
-"""engine.Bound: a kernel called on arrays it holds, without numba's per-call dispatch (Game's tick)."""
+"""engine.Bound and engine.HeldTick: a kernel called on arrays it holds, without numba's per-call dispatch
+(HeldTick is Game's tick: its arguments held by compiled code, unboxed as one object)."""
 
 import copy
 import pickle
@@ -21,32 +22,58 @@ def _illegal(g: Game, seat: int) -> int:
     return int(np.flatnonzero(g.masks[seat] == 0)[0])
 
 
-def test_bound_tick_plays_the_same_game_as_the_dispatched_kernel():
-    bound, plain = _game(), _game()
+def _args(g: Game, penalty: float = 0.0) -> tuple:
+    return (g.state, 0, g.actions, g._cfg, g.catalogue.table, g._speed, g._plan, penalty,
+            engine.PLAY_MATCH | engine.PLAY_OBSERVE, g.obs, g.masks, g.rewards, g._prev)  # fmt: skip
+
+
+def test_held_and_bound_ticks_play_the_same_game_as_the_dispatched_kernel():
+    held, bound, plain = _game(), _game(), _game()
+    bound_tick = engine.Bound(engine.play_game_tick, _args(bound))
     rng = np.random.default_rng(0)
     for _ in range(300):
-        if bound.ended:
+        if held.ended:
             break
-        actions = np.array([rng.choice(np.flatnonzero(m)) for m in bound.masks], np.int64)
-        bound.step(actions)
-        engine.play_game_tick(
-            plain.state, 0, actions, plain._cfg, plain.catalogue.table, plain._speed, plain._plan, 0.0,
-            engine.PLAY_MATCH | engine.PLAY_OBSERVE, plain.obs, plain.masks, plain.rewards, plain._prev,
-        )  # fmt: skip
-        for a, b in zip(bound.state, plain.state):
-            np.testing.assert_array_equal(a, b)
-        np.testing.assert_array_equal(bound.obs, plain.obs)
-        np.testing.assert_array_equal(bound.masks, plain.masks)
-        np.testing.assert_array_equal(bound.rewards, plain.rewards)
-    assert bound.tick > 10
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in held.masks], np.int64)
+        held.step(actions)  # Game's HeldTick
+        bound.actions[:] = actions
+        bound_tick()
+        plain.actions[:] = actions
+        engine.play_game_tick(*_args(plain))
+        for other in (bound, plain):
+            for a, b in zip(held.state, other.state):
+                np.testing.assert_array_equal(a, b)
+            np.testing.assert_array_equal(held.obs, other.obs)
+            np.testing.assert_array_equal(held.masks, other.masks)
+            np.testing.assert_array_equal(held.rewards, other.rewards)
+    assert held.tick > 10
 
 
 def test_set_refuses_an_argument_of_another_type():
     g = _game()
-    with pytest.raises(TypeError, match="argument 9 was bound as array\\(int8"):
+    with pytest.raises(TypeError, match="argument 9 \\(obs\\) was bound as array\\(int8"):
         g._tick.set(9, np.zeros(g.obs.shape, np.float32))
-    with pytest.raises(TypeError, match="argument 2 was bound as array\\(int64"):
+    with pytest.raises(TypeError, match="argument 2 \\(actions\\) was bound as array\\(int64"):
         g._tick.set(2, np.zeros(3, np.int32))
+    bound = engine.Bound(engine.play_game_tick, _args(g))
+    with pytest.raises(TypeError, match="argument 2 was bound as array\\(int64"):
+        bound.set(2, np.zeros(3, np.int32))
+    with pytest.raises(TypeError, match="takes 13 arguments"):
+        engine.HeldTick(_args(g)[:-1])
+
+
+def test_a_replaced_argument_is_the_one_the_held_tick_writes():
+    """``set`` rebuilds the compiled object: the tick writes the new observation buffer, not the old."""
+    g = _game()
+    old, new = g.obs.copy(), np.zeros_like(g.obs)
+    g._tick.set(9, new)
+    actions = np.array([np.flatnonzero(m)[-1] for m in g.masks], np.int64)
+    g.step(actions)
+    np.testing.assert_array_equal(g.obs, old)  # the game's own buffer was not written
+    assert new.any()
+    fresh = _game()
+    fresh.step(actions)
+    np.testing.assert_array_equal(new, fresh.obs)
 
 
 def test_the_penalty_can_change_between_ticks():

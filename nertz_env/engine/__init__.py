@@ -15,7 +15,7 @@ agents and trainers use only the names below (and the named numbers of ``engine.
                    and deal_batch (with *_threaded twins), step_rules_batch (the rules alone),
                    observe_batch (the observations and masks alone), step_games (some games),
                    Buffers, new_buffers; mask_plan, state_vector, state_vectors, sample_legal_rows
-    Utilities      raw (an array without reference counts), Bound (a kernel bound to its arrays), stamp_compiled
+    Utilities      raw (an array without reference counts), Bound, HeldTick, stamp_compiled
 """
 
 from nertz_env.engine.cache import ensure_cache_dir, stamp_compiled
@@ -24,6 +24,7 @@ ensure_cache_dir()  # before any kernel below is decorated: a read-only install 
 
 from nertz_env.engine import (  # noqa: E402
     batch,
+    bind,
     compose,
     core,
     masks,
@@ -52,7 +53,7 @@ from nertz_env.engine.batch import (  # noqa: E402
     step_games,
     step_rules_batch,
 )
-from nertz_env.engine.bind import Bound  # noqa: E402
+from nertz_env.engine.bind import Bound, HeldTick  # noqa: E402
 from nertz_env.engine.compose import NO_DECKS, PLAY_MATCH, PLAY_OBSERVE, deal_game, observe_and_mask  # noqa: E402
 from nertz_env.engine.core import (  # noqa: E402
     builds_on,
@@ -100,9 +101,8 @@ from nertz_env.engine.state import (  # noqa: E402
 from nertz_env.engine.tick import step  # noqa: E402
 from nertz_env.engine.views import raw  # noqa: E402
 
-# An edit to any engine source recompiles every engine kernel (each may inline any other file).
-for _module in (batch, compose, core, masks, match, moves, observe, races, rng, tick, views):
-    stamp_compiled(vars(_module))
+for _module in (batch, bind, compose, core, masks, match, moves, observe, races, rng, tick, views):
+    stamp_compiled(vars(_module))  # an edit to any engine source recompiles every engine kernel
 
 notice.install()  # a first run compiles the engine (and agents' kernels): say so on stderr (and see collector)
 warm.install()  # ... and compiles the rules of a tick in the background meanwhile
@@ -111,8 +111,8 @@ __all__ = [
     "AIR_ACTION", "AIR_CARD", "AIR_KIND", "AIR_TICKS", "END_REASONS", "MATCH_CAPPED", "MATCH_DECIDED", "MATCH_PLAYING",
     "MATCH_TIE_BREAK", "MI_HANDS", "MI_HAND_OVER", "MI_LAST_REASON", "MI_LAST_TICKS", "MI_STATE", "MI_TICKS",
     "MS_CALLED", "MS_CONTENDER", "MS_LAST", "MS_TOTAL", "NO_DECKS", "PLAY_MATCH", "PLAY_OBSERVE", "Bound", "Buffers",
-    "State", "builds_on", "builds_on_nertz", "copy_state", "deal", "deal_batch", "deal_batch_threaded", "deal_game",
-    "dealt_decks", "fits_foundation", "lay_on_foundation_tops", "legal_mask", "legal_row", "mask_plan",
+    "HeldTick", "State", "builds_on", "builds_on_nertz", "copy_state", "deal", "deal_batch", "deal_batch_threaded",
+    "deal_game", "dealt_decks", "fits_foundation", "lay_on_foundation_tops", "legal_mask", "legal_row", "mask_plan",
     "match_decision", "match_winner", "new_buffers", "new_state", "observe_and_mask", "observe_batch", "partner_of",
     "play_game_tick", "play_own_move", "r7_score", "rank", "raw", "red", "sample_legal_rows",
     "sample_legal_rows_threaded", "seed_streams", "shuffle_deal", "stamp_compiled", "start_match", "state_vector",
