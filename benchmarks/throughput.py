@@ -3,7 +3,7 @@
 An agent-step is one agent's action applied by the environment, with the observation (and, where
 the env has one, the legal-action mask) it hands back. Every env is driven by the same loop:
 uniformly random legal actions, a new hand when one ends. Python-API envs pick their actions in
-Python (``np.flatnonzero`` of the mask and one uniform draw); the batched Nertz env uses its
+Python (``mask.nonzero()[0]`` and one uniform draw); the batched Nertz env uses its
 compiled sampler. Every figure is the median of ``--repeats`` runs of about ``--seconds``
 wall-clock seconds each, on one core (the vector env with ``num_threads=1`` unless ``--threads``).
 Beside the wall-clock rate, the rate per second of this process's CPU time: on a shared machine it
@@ -74,7 +74,7 @@ def measure(chunk: Callable[[], int], repeats: int, seconds: float) -> dict[str,
 
 def pick(mask: np.ndarray, rng: np.random.Generator) -> int:
     """A uniformly random legal action of one mask, in Python (the loop of the Python-API envs)."""
-    legal = np.flatnonzero(mask)
+    legal = mask.nonzero()[0]  # np.flatnonzero's own Python layer costs 1.2 us more a call (numpy 2.4)
     return int(legal[int(rng.random() * len(legal))])
 
 
