@@ -324,6 +324,22 @@ def test_sample_legal_picks_uniformly_among_legal_actions():
     assert counts[2] == 0 and (np.abs(counts[[0, 1, 3, 4]] - 7500) < 400).all()
 
 
+def test_sample_legal_counts_the_same_up_to_and_past_255_actions():
+    """Up to 255 actions the compiled sampler counts the legal ones in a byte, past that in an int:
+    either way the same draw picks the same legal action, and any nonzero int8 is legal."""
+    rng = np.random.default_rng(4)
+    narrow = (rng.random((64, 200)) < 0.05).astype(np.int8)
+    narrow[:, 7] = 2
+    narrow[0] = 0
+    wide = np.zeros((64, 400), np.int8)
+    wide[:, :200] = narrow
+    a, b = sample_legal(narrow, 9), sample_legal(wide, 9)
+    assert (a == b).all() and a[0] == -1
+    assert narrow[np.arange(1, 64), a[1:]].all()
+    full = sample_legal(np.ones((20_000, 255), np.int8), 3)  # 255 legal: the byte's largest count
+    assert full.min() == 0 and full.max() == 254 and abs(full.mean() - 127) < 3
+
+
 def test_sample_legal_streams_advance_in_place_and_split_rows():
     masks = np.ones((8, 4, 50), np.int8)
     streams = engine.seed_streams(3, 8)
