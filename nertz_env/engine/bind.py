@@ -55,7 +55,7 @@ class Bound:
 
 # -- Game's tick: its arguments held by one compiled object ------------------------------------
 # ``Bound`` saves the dispatcher's typing, but numba still unboxes every array on every call: the
-# 31 of the table and 9 more, some 1.5 of the 3.5 microseconds of a tick that waits. A StructRef
+# 31 of the table and 9 more, about 1.4 of the 3.5 microseconds of a tick that waits. A StructRef
 # is unboxed as one pointer, so ``HeldTick`` keeps ``play_game_tick``'s arguments in one.
 
 
