@@ -29,6 +29,7 @@ from numba import typeof
 from numba.core import event
 
 from nertz_env.engine import compose, match, tick
+from nertz_env.engine.cache import OUR_MODULES, dispatcher_name
 from nertz_env.engine.constants import C_SIZE
 from nertz_env.engine.state import new_state
 
@@ -78,8 +79,7 @@ class _Starter(event.Listener):
         self.procs: list[subprocess.Popen] = []
 
     def on_start(self, ev: event.Event) -> None:
-        module = getattr(getattr(ev.data["dispatcher"], "py_func", None), "__module__", "") or ""
-        if self.procs or not module.startswith("nertz_env."):
+        if self.procs or not dispatcher_name(ev.data["dispatcher"])[0].startswith(OUR_MODULES):
             return
         # the jobs import this very package, wherever this process found it
         root = str(Path(__file__).resolve().parents[2])
