@@ -46,6 +46,13 @@ def check_int_actions(values: np.ndarray, n: int, what: str) -> None:
                          f"actions are 0..{n - 1}")
 
 
+def check_agent(agent: Any, known: Mapping[str, int]) -> str:
+    """``agent`` itself if it is one of ``known`` (a parallel env's agents), else a ``KeyError``."""
+    if agent not in known:
+        raise KeyError(f"unknown agent {agent!r}; agents are {', '.join(known)}")
+    return agent
+
+
 def check_agent_actions(actions: Any, agents: list[str], known: Mapping[str, int], n: int) -> list[int]:
     """The action of each of ``agents``, in their order, from the dict ``actions`` (a parallel env's
     ``step``), each an int 0..n-1; or an error naming the agent: ``TypeError`` for a non-dict or a
@@ -54,8 +61,8 @@ def check_agent_actions(actions: Any, agents: list[str], known: Mapping[str, int
     if type(actions) is not dict and not isinstance(actions, Mapping):
         raise TypeError(f"actions must be a dict {{agent: action}}, got {type(actions).__name__}")
     if not known.keys() >= actions.keys():
-        unknown = next(a for a in actions if a not in known)
-        raise KeyError(f"unknown agent {unknown!r}; agents are {', '.join(known)}")
+        for agent in actions:
+            check_agent(agent, known)
     try:
         chosen = [actions[agent] for agent in agents]
     except KeyError:

@@ -119,7 +119,7 @@ from pettingzoo.utils.conversions import parallel_to_aec_wrapper
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from nertz_env import infos as _infos
-from nertz_env.checks import check_agent_actions
+from nertz_env.checks import check_agent, check_agent_actions
 from nertz_env.config import NertzConfig
 from nertz_env.game import Game, check_reset_options
 from nertz_env.infos import END_REASONS
@@ -209,9 +209,7 @@ class NertzParallelEnv(ParallelEnv):
         return self.game.catalogue.name(index)
 
     def _check_agent(self, agent: Any) -> str:
-        if agent not in self._seat:
-            raise KeyError(f"unknown agent {agent!r}; agents are {', '.join(self.possible_agents)}")
-        return agent
+        return check_agent(agent, self._seat)
 
     # -- the loop -----------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None):
