@@ -99,21 +99,21 @@ def infos(
     partners, is_match = cfg.partners, game.is_match
     if partners or is_match or masks is not None:
         for p, agent in enumerate(agents):
-            _extra_info(game, p, after_step, masks, mask_list, out[agent])
+            _extra_info(game, p, after_step, final, masks, mask_list, out[agent])
     return out
 
 
 def _extra_info(
-    game: Game, p: int, after_step: bool, masks: np.ndarray | None, mask_list: bool, info: dict[str, Any]
+    game: Game, p: int, after_step: bool, final: Any, masks: np.ndarray | None, mask_list: bool, info: dict[str, Any]
 ) -> None:
-    """Seat ``p``'s keys beyond the standard seven (partners, match, action mask), written into ``info``."""
-    cfg, st = game.config, game.state
+    """Seat ``p``'s keys beyond the standard seven (partners, match, action mask), written into
+    ``info``; ``final`` is the episode's final scores (None while it runs), as ``infos`` read them."""
+    cfg = game.config
     if cfg.partners:
-        ended = game.ended
         team = cfg.team_of(p)
         info["team"] = team
-        info["team_score"] = game.team_scores(st.score[0])[team]
-        info["final_team_score"] = game.team_scores(game.totals if game.is_match else st.score[0])[team] if ended else 0
+        info["team_score"] = game.team_scores(game.state.score[0])[team]
+        info["final_team_score"] = game.team_scores(final)[team] if final is not None else 0
     if game.is_match:
         _match_info(game, p, after_step, info)
     if masks is not None:
