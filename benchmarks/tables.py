@@ -20,8 +20,11 @@ from nertz_env.cli_checks import Parser
 PEER_COLUMNS = {"leduc": "leduc", "texas": "texas", "hearts": "hearts", "crazy8": "crazy_eights"}
 
 # The report's row names (patterns) and the README's words for them; {b} is the batch size.
+PARALLEL = r"nertz_v0 parallel API, 4 players"
+TORCHRL_WRAPPER = r"TorchRL PettingZooWrapper\(nertz_v0\)"
+GYM_SYNC = r"Gymnasium SyncVectorEnv\(NertzSingle\) x8"
 LABELS = (
-    (r"nertz_v0 parallel API, 4 players", "`nertz_v0`, PettingZoo parallel API, 4 players"),
+    (PARALLEL, "`nertz_v0`, PettingZoo parallel API, 4 players"),
     (r"NertzVectorEnv B=(?P<b>\d+), obs\+masks", "`NertzVectorEnv` B={b}"),
     (r"NertzVectorEnv B=(?P<b>\d+), (?P<t>\d+) threads", "`NertzVectorEnv` B={b}, `num_threads={t}` (both cores)"),
     (r"engine alone \(step only\) B=(?P<b>\d+)", "engine alone (step and redeal), B={b}"),
@@ -29,16 +32,16 @@ LABELS = (
     (r"OpenSpiel hearts \(C\+\+, 4 players\)", "OpenSpiel `hearts` (C++, 4 players, information-state tensor)"),
     (r"OpenSpiel crazy_eights \(C\+\+, 4 players\)", "OpenSpiel `crazy_eights` (C++, 4 players, observation tensor)"),
 )
-DOORS = (  # (report row, README words, the row it is compared with)
-    (r"TorchRL PettingZooWrapper\(nertz_v0\)", "TorchRL `PettingZooWrapper(nertz_v0.parallel_env())`", None),
+DOORS = (  # (report row, README words, the row it is compared with; rows as patterns)
+    (TORCHRL_WRAPPER, "TorchRL `PettingZooWrapper(nertz_v0.parallel_env())`", None),
     (r"NertzTorchRLEnv B=\d+ \(TorchRL EnvBase\)",
-     "`NertzTorchRLEnv` (TorchRL `EnvBase`), float32 observations and `state`", "TorchRL PettingZooWrapper"),
+     "`NertzTorchRLEnv` (TorchRL `EnvBase`), float32 observations and `state`", TORCHRL_WRAPPER),
     (r"NertzTorchRLEnv B=\d+, int8, no state", "`NertzTorchRLEnv`, int8 observations, no `state`",
-     "TorchRL PettingZooWrapper"),
-    (r"Gymnasium SyncVectorEnv\(NertzSingle\) x8",
+     TORCHRL_WRAPPER),
+    (GYM_SYNC,
      "Gymnasium `SyncVectorEnv` of 8 `NertzSingle-v0` (three `random` opponents each)", None),
     (r"NertzGymVectorEnv B=\d+ \(Gymnasium VectorEnv\)", "`NertzGymVectorEnv` (Gymnasium `VectorEnv`, self-play)",
-     "Gymnasium SyncVectorEnv"),
+     GYM_SYNC),
 )  # fmt: skip
 
 
@@ -81,7 +84,7 @@ def _door(name: str) -> bool:
 
 def _find(report: dict[str, Any], pattern: str) -> dict[str, Any]:
     for r in report["results"]:
-        if "agent_steps_per_s" in r and (re.fullmatch(pattern, r["name"]) or r["name"].startswith(pattern)):
+        if "agent_steps_per_s" in r and re.fullmatch(pattern, r["name"]):
             return r
     raise ValueError(f"the report has no measured row {pattern!r}")
 
@@ -94,7 +97,7 @@ def doors_table(report: dict[str, Any], batch: int = 1024) -> str:
         rate = _rate(_find(report, pattern))
         ratio = f" ({_ratio(rate / _rate(_find(report, against)))}×)" if against else ""
         lines.append(f"| {words} | {rate:,.0f}{ratio} |")
-    parallel = _rate(_find(report, "nertz_v0 parallel API, 4 players"))
+    parallel = _rate(_find(report, PARALLEL))
     vector = _rate(_find(report, rf"NertzVectorEnv B={batch}, obs\+masks"))
     label = f"`nertz_v0` parallel API / `NertzVectorEnv` B={batch}, for reference"
     lines.append(f"| {label} | {parallel:,.0f} / {vector:,.0f} |")
