@@ -85,20 +85,31 @@ class RolloutAgent(Agent):
         self._decisions = 0
 
     def _choose(self, obs: np.ndarray, masks: np.ndarray, out: np.ndarray) -> None:
-        logits = self.policy.scores(obs, masks)[0].numpy()
         keys = self._keys if self._keys is not None else np.arange(self._decisions, self._decisions + len(obs))
         self._decisions += len(obs)
+        logits, rows, cands, outcomes = self.search(obs, masks, np.asarray(keys, np.uint64))
+        out[:] = np.where(masks != 0, logits, -np.inf).argmax(axis=1)
+        for i, cand, outcome in zip(rows, cands, outcomes):
+            out[i] = cand[self._pick(outcome)]
+
+    def search(self, obs: np.ndarray, masks: np.ndarray, keys: np.ndarray):
+        """What a decision computes, before its choice: ``(logits, rows, candidates, outcomes)``, the
+        policy's logits ``[n, N]``, the rows with more than one legal move, and for each of those its
+        candidates (the policy's most likely first) and their outcomes ``[samples, candidates]`` on
+        the determinised tables of the row's decision key (``keys``, uint64 ``[n]``). ``_pick``
+        chooses from the outcomes; ``training.search_labels`` keeps them as labels."""
+        logits = self.policy.scores(obs, masks)[0].numpy()
         legal = masks != 0
         n_legal = legal.sum(axis=1)
-        out[:] = np.where(legal, logits, -np.inf).argmax(axis=1)
         rows = np.flatnonzero(n_legal > 1)
+        all_cands, all_outcomes = [], []
         for start in range(0, len(rows), self.chunk):
             part = rows[start : start + self.chunk]
             cands = [np.argsort(-np.where(legal[i], logits[i], -np.inf), kind="stable")[: min(self.candidates,
                      n_legal[i])] for i in part]  # fmt: skip
-            outcomes = self._play_out(obs[part], cands, np.asarray(keys, np.uint64)[part])
-            for i, cand, outcome in zip(part, cands, outcomes):
-                out[i] = cand[self._pick(outcome)]
+            all_outcomes += self._play_out(obs[part], cands, keys[part])
+            all_cands += cands
+        return logits, rows, all_cands, all_outcomes
 
     def _pick(self, outcome: np.ndarray) -> int:
         """The candidate to play from its outcomes ``[samples, candidates]``: the best mean, if it

@@ -1,0 +1,94 @@
+"""The learned search's labels (training.search_labels) and their distillation (training.distill_search)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from nertz_env import agents  # noqa: E402
+from nertz_env.training import distill_search, search_labels  # noqa: E402
+
+SMALL = {"candidates": 2, "samples": 2, "horizon": 2}
+
+
+@pytest.fixture(scope="module")
+def label_files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("labels")
+    paths = []
+    for seed in (5, 6):
+        labels = search_labels.make(seed, games=3, ticks=5, **SMALL)
+        paths.append(folder / f"s{seed}.npz")
+        np.savez_compressed(paths[-1], **labels)
+    return paths
+
+
+def test_labels_replay_to_the_states_the_search_saw(label_files):
+    labels = search_labels.load(label_files[0])
+    obs, masks = search_labels.replay(labels)
+    assert len(labels["actions"]) == 5 and len(obs) == len(labels["tick"]) > 0
+    cands, pick = labels["cands"].astype(np.int64), labels["pick"].astype(np.int64)
+    rows = np.arange(len(obs))
+    # candidate 0 is the policy's own first choice on the replayed state; every candidate is legal
+    assert (agents.make("ppo").act_batch(obs, masks) == cands[:, 0]).all()
+    assert (masks[rows[:, None], np.maximum(cands, 0)][cands >= 0] == 1).all()
+    # the label's pick is what the rollout agent plays on that state with that decision key
+    keys = (labels["tick"].astype(np.uint64) << np.uint64(20)) + labels["game"].astype(np.uint64)
+    played = agents.make("rollout", seed=5, **SMALL).act_batch(obs, masks, keys=keys)
+    assert (played == cands[rows, pick]).all()
+    # seat 0's recorded action is the policy's first choice at every tick (the search only labels)
+    assert (labels["actions"][labels["tick"], labels["game"], 0] == cands[:, 0]).all()
+
+
+def test_load_refuses_what_is_not_a_label_file(tmp_path):
+    np.savez(tmp_path / "x.npz", seed=1)
+    with pytest.raises(ValueError, match="lacks games, actions"):
+        search_labels.load(tmp_path / "x.npz")
+    (tmp_path / "y.npz").write_text("not a zip")
+    with pytest.raises(ValueError, match="not a label file"):
+        search_labels.load(tmp_path / "y.npz")
+
+
+def _data(mean, se, pick=(0,)):
+    mean = np.array(mean, np.float32)
+    return {"cands": np.where(np.isnan(mean), -1, np.arange(mean.shape[1]) + 3).astype(np.int16), "mean": mean,
+            "se": np.array(se, np.float32), "pick": np.array(pick, np.int8)}  # fmt: skip
+
+
+def test_targets():
+    nan = np.nan
+    sure = _data([[0.0, 1.0, nan]], [[0.0, 0.1, nan]], pick=[1])
+    unsure = _data([[0.0, 1.0, nan]], [[0.0, 10.0, nan]])
+    worse = _data([[0.0, -1.0, -2.0]], [[0.0, 0.1, 0.1]])
+    assert distill_search.targets(sure, "clear").tolist() == [[0, 1, 0]]
+    assert distill_search.targets(unsure, "clear").tolist() == [[1, 0, 0]]
+    assert distill_search.targets(worse, "clear").tolist() == [[1, 0, 0]]
+    assert distill_search.targets(sure, "pick").tolist() == [[0, 1, 0]]
+    soft = distill_search.targets(worse, "soft", eta=1.0)[0]
+    assert soft == pytest.approx(np.exp([0, -1, -2]) / np.exp([0, -1, -2]).sum())
+    with pytest.raises(ValueError, match="unknown target 'best'"):
+        distill_search.targets(sure, "best")
+
+
+def test_fit_writes_a_policy_that_plays(label_files, tmp_path):
+    out = tmp_path / "d.pt"
+    report = distill_search.fit(label_files[:1], label_files[1:], "pick", epochs=1, out=out, log=lambda _: None)
+    assert [h["epoch"] for h in report["history"]] == [0, 1]
+    assert report["val_states"] == len(search_labels.load(label_files[1])["tick"])
+    start = report["history"][0]["val"]
+    assert start["departs"] == 0.0  # the starting network is ppo: its first choice is candidate 0
+    policy = agents.make("policy", path=str(out))
+    obs, masks = search_labels.replay(search_labels.load(label_files[1]))
+    chosen = policy.act_batch(obs, masks)
+    assert (masks[np.arange(len(obs)), chosen] == 1).all()
+
+
+def test_command_lines_refuse_bad_input(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        search_labels.main(["make", "--seed", "1", "--games", "0", "--out", str(tmp_path / "a.npz")])
+    assert "--games" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        distill_search.main([str(tmp_path / "none.npz"), "--val", str(tmp_path / "none.npz"), "--out",
+                             str(tmp_path / "d.pt")])  # fmt: skip
+    assert "none.npz" in capsys.readouterr().err

@@ -1,0 +1,178 @@
+"""Labels of the learned search (``rollout``): states, the policy's candidate moves and what the
+search's play-outs say of each, to study what a search-free network can learn from the search.
+
+    python -m nertz_env.training.search_labels make --seed 1000 --games 32 --ticks 500 --out runs/labels/s1000.npz
+    python -m nertz_env.training.search_labels agreement runs/labels/s1000.npz --states 600 --seeds 1 2
+
+``make`` plays ``games`` hands at once (``NertzVectorEnv``, 4 players, the env's seed ``--seed``):
+seat 0 is the search's policy (``ppo``, greedy), the other seats ``--opponent``. At every tick,
+each seat-0 decision with more than one legal move is searched as ``rollout`` searches it
+(``RolloutAgent.search``, decision key ``tick << 20 | game``): its ``candidates`` (the policy's
+most likely first), each one's mean outcome over the ``samples`` determinised play-outs, the
+standard error of its paired difference to candidate 0, and the move the search plays (``pick``).
+The file keeps every seat's actions of every tick, not the observations: ``replay`` deals the same
+hands from the seed and plays the actions again (the engine is deterministic), so a label file is
+small (about 1.5 MB for 16,000 labels). ``--deadline`` stops early and keeps what is done.
+
+``agreement`` asks whether the search's choice is a function of the state: two ``rollout``
+searches with different seeds choose on the same states. Where they choose differently the
+labels of one search are noise that no network can learn (``distill_search`` fits them).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nertz_env import agents
+from nertz_env.agents.rollout import RolloutAgent
+from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, output_file
+from nertz_env.vector import NertzVectorEnv
+
+PLAYERS = 4
+LABEL_KEYS = ("seed", "games", "actions", "tick", "game", "cands", "mean", "se", "pick", "search")
+
+
+def make(seed: int, games: int, ticks: int, opponent: str = "heuristic:depth=3", candidates: int = 4,
+         samples: int = 16, horizon: int = 8, deadline: float | None = None) -> dict[str, Any]:  # fmt: skip
+    """The labels of ``ticks`` ticks of ``games`` hands (module doc), as arrays."""
+    env = NertzVectorEnv(games, num_players=PLAYERS, seed=seed)
+    obs, masks = env.reset()
+    search = RolloutAgent(seed=seed, candidates=candidates, samples=samples, horizon=horizon)
+    others = agents.make_spec(opponent, seed=seed)
+    logs: dict[str, list] = {k: [] for k in ("actions", "tick", "game", "cands", "mean", "se", "pick")}
+    for t in range(ticks):
+        if deadline is not None and time.time() > deadline:
+            break
+        own_obs, own_masks = obs[:, 0].copy(), masks[:, 0].copy()
+        keys = (np.uint64(t) << np.uint64(20)) + np.arange(games, dtype=np.uint64)
+        logits, rows, cands, outcomes = search.search(own_obs, own_masks, keys)
+        actions = np.empty((games, PLAYERS), np.int64)
+        actions[:, 0] = np.where(own_masks != 0, logits, -np.inf).argmax(axis=1)
+        for g, cand, outcome in zip(rows, cands, outcomes):
+            _keep_label(logs, t, g, cand, outcome, search._pick(outcome), candidates)
+        rest = obs[:, 1:].reshape(-1, obs.shape[2]), masks[:, 1:].reshape(-1, masks.shape[2])
+        actions[:, 1:] = others.act_batch(*rest).reshape(games, PLAYERS - 1)
+        logs["actions"].append(actions.astype(np.int16))
+        obs, masks, *_ = env.step(actions)
+    k = candidates
+    return {
+        "seed": np.int64(seed), "games": np.int64(games),
+        "actions": np.array(logs["actions"], np.int16).reshape(-1, games, PLAYERS),
+        "tick": np.array(logs["tick"], np.int32), "game": np.array(logs["game"], np.int32),
+        "cands": np.array(logs["cands"], np.int16).reshape(-1, k),
+        "mean": np.array(logs["mean"], np.float32).reshape(-1, k),
+        "se": np.array(logs["se"], np.float32).reshape(-1, k),
+        "pick": np.array(logs["pick"], np.int8),
+        "search": np.array(f"rollout:candidates={k},samples={samples},horizon={horizon};opponent={opponent}"),
+    }  # fmt: skip
+
+
+def _keep_label(logs: dict[str, list], tick: int, game: int, cand: np.ndarray, outcome: np.ndarray, pick: int,
+                k: int) -> None:  # fmt: skip
+    """Append one decision's label, its candidates padded to ``k`` with -1 (mean and se NaN)."""
+    n = len(cand)
+    cands, mean, se = np.full(k, -1, np.int16), np.full(k, np.nan, np.float32), np.full(k, np.nan, np.float32)
+    cands[:n] = cand
+    mean[:n] = outcome.mean(axis=0)
+    diff = outcome - outcome[:, :1]
+    se[:n] = diff.std(axis=0, ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else 0.0
+    logs["tick"].append(tick)
+    logs["game"].append(game)
+    logs["cands"].append(cands)
+    logs["mean"].append(mean)
+    logs["se"].append(se)
+    logs["pick"].append(pick)
+
+
+def load(path: str | Path) -> dict[str, np.ndarray]:
+    """A label file written by ``make``; anything else is refused, naming what is missing."""
+    try:
+        with np.load(Path(path), allow_pickle=False) as z:
+            data = {k: z[k] for k in z.files}
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{path} is not a label file of search_labels make: {e}") from e
+    missing = [k for k in LABEL_KEYS if k not in data]
+    if missing:
+        raise ValueError(f"{path} is not a label file of search_labels make: it lacks {', '.join(missing)}")
+    return data
+
+
+def replay(labels: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The observations and masks ``[n_labels, ...]`` of seat 0 at each label, dealt again from the
+    file's seed and played again from its actions."""
+    games, actions = int(labels["games"]), labels["actions"].astype(np.int64)
+    env = NertzVectorEnv(games, num_players=PLAYERS, seed=int(labels["seed"]))
+    obs, masks = env.reset()
+    tick, game = labels["tick"], labels["game"]
+    if len(tick) and (np.any(np.diff(tick) < 0) or tick[-1] >= len(actions) or game.max() >= games):
+        raise ValueError("label file: ticks out of order or beyond its actions")
+    out_obs = np.zeros((len(tick), obs.shape[2]), np.int8)
+    out_masks = np.zeros((len(tick), masks.shape[2]), np.int8)
+    bounds = np.searchsorted(tick, np.arange(len(actions) + 1))
+    for t in range(len(actions)):
+        at = slice(bounds[t], bounds[t + 1])
+        out_obs[at], out_masks[at] = obs[game[at], 0], masks[game[at], 0]
+        obs, masks, *_ = env.step(actions[t])
+    return out_obs, out_masks
+
+
+def agreement(obs: np.ndarray, masks: np.ndarray, seeds: Sequence[int] = (1, 2), **options: Any) -> dict[str, Any]:
+    """How often two ``rollout`` searches (``seeds``, the same ``options``) choose the same move on
+    the same states, overall and where at least one departs from the policy's own choice."""
+    picks = [agents.make("rollout", seed=s, **options).act_batch(obs, masks) for s in seeds[:2]]
+    policy = agents.make("rollout", seed=seeds[0], **options).policy.act_batch(obs, masks)
+    same = picks[0] == picks[1]
+    departs = (picks[0] != policy) | (picks[1] != policy)
+    return {
+        "states": len(obs),
+        "seeds": list(seeds[:2]),
+        "options": {k: str(v) for k, v in options.items()},
+        "departs": [float(np.mean(p != policy)) for p in picks],
+        "agree": float(same.mean()) if len(obs) else float("nan"),
+        "agree_where_a_search_departs": float(same[departs].mean()) if departs.any() else float("nan"),
+        "departing_states": int(departs.sum()),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = Parser(prog="python -m nertz_env.training.search_labels", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    mk = sub.add_parser("make", help="label the seat-0 decisions of a batch of hands")
+    mk.add_argument("--seed", type=at_least(0), required=True, help="the env's seed (the hands) and the search's")
+    mk.add_argument("--games", type=at_least(1), default=32, help="hands played at once")
+    mk.add_argument("--ticks", type=at_least(1), default=500, help="ticks played (ended hands are dealt again)")
+    mk.add_argument("--opponent", default="heuristic:depth=3", help="agent spec of seats 1 to 3")
+    mk.add_argument("--candidates", type=at_least(2), default=4, help="the policy's best moves searched")
+    mk.add_argument("--samples", type=at_least(2), default=16, help="determinised tables per candidate")
+    mk.add_argument("--horizon", type=at_least(1), default=8, help="ticks of each play-out")
+    mk.add_argument("--deadline", type=at_least(1), default=None, help="stop after this many seconds")
+    mk.add_argument("--out", type=output_file(".npz"), required=True, help="the label file (.npz)")
+    ag = sub.add_parser("agreement", help="two searches with different seeds on the states of a label file")
+    ag.add_argument("labels", help="a label file of make")
+    ag.add_argument("--states", type=at_least(1), default=600, help="states drawn from the file")
+    ag.add_argument("--seeds", type=at_least(0), nargs=2, default=[1, 2], help="the two searches' seeds")
+    ag.add_argument("--samples", type=at_least(2), default=16, help="determinised tables per candidate")
+    a = ap.parse_args(argv)
+    try:
+        if a.command == "make":
+            stop = None if a.deadline is None else time.time() + a.deadline
+            labels = make(a.seed, a.games, a.ticks, a.opponent, a.candidates, a.samples, a.horizon, stop)
+            np.savez_compressed(a.out, **labels)
+            print(f"wrote {a.out}: {len(labels['actions'])} ticks, {len(labels['tick'])} labels")
+        else:
+            obs, masks = replay(load(a.labels))
+            at = np.random.default_rng(0).choice(len(obs), size=min(a.states, len(obs)), replace=False)
+            print(json.dumps(agreement(obs[np.sort(at)], masks[np.sort(at)], a.seeds, samples=a.samples)))
+    except USER_ERRORS as exc:
+        ap.error(str(exc))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
