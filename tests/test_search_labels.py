@@ -41,10 +41,17 @@ def test_labels_replay_to_the_states_the_search_saw(label_files):
     assert (labels["actions"][labels["tick"], labels["game"], 0] == cands[:, 0]).all()
 
 
-def test_load_refuses_what_is_not_a_label_file(tmp_path):
+def test_load_refuses_what_is_not_a_label_file(label_files, tmp_path):
     np.savez(tmp_path / "x.npz", seed=1)
     with pytest.raises(ValueError, match="lacks games, actions"):
         search_labels.load(tmp_path / "x.npz")
+    good = dict(search_labels.load(label_files[0]))
+    np.savez(tmp_path / "z.npz", **{**good, "pick": good["pick"] + 7})
+    with pytest.raises(ValueError, match="a pick outside 0..1"):
+        search_labels.load(tmp_path / "z.npz")
+    np.savez(tmp_path / "w.npz", **{**good, "mean": good["mean"][:1]})
+    with pytest.raises(ValueError, match="inconsistent shapes"):
+        search_labels.load(tmp_path / "w.npz")
     (tmp_path / "y.npz").write_text("not a zip")
     with pytest.raises(ValueError, match="not a label file"):
         search_labels.load(tmp_path / "y.npz")

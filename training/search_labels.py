@@ -100,6 +100,13 @@ def load(path: str | Path) -> dict[str, np.ndarray]:
     missing = [k for k in LABEL_KEYS if k not in data]
     if missing:
         raise ValueError(f"{path} is not a label file of search_labels make: it lacks {', '.join(missing)}")
+    n, (_, k) = len(data["tick"]), np.shape(data["cands"])
+    shapes = {"game": (n,), "pick": (n,), "cands": (n, k), "mean": (n, k), "se": (n, k)}
+    wrong = [f"{name} {np.shape(data[name])}" for name, shape in shapes.items() if np.shape(data[name]) != shape]
+    if wrong or np.ndim(data["actions"]) != 3 or np.shape(data["actions"])[1:] != (int(data["games"]), PLAYERS):
+        raise ValueError(f"{path}: arrays of inconsistent shapes ({', '.join(wrong) or 'actions'}) for {n} labels")
+    if n and (data["pick"].min() < 0 or data["pick"].max() >= k or data["game"].min() < 0 or data["cands"].min() < -1):
+        raise ValueError(f"{path}: a pick outside 0..{k - 1}, a negative game or a candidate below -1")
     return data
 
 
