@@ -141,9 +141,9 @@ def fit(train_paths: Sequence[str | Path], val_paths: Sequence[str | Path], targ
         init: str | Path | None = None, out: str | Path | None = None, log=print) -> dict[str, Any]:  # fmt: skip
     """Distil the labels of ``train_paths`` into the network of ``init`` (default: the shipped
     ``ppo``); returns the per-epoch measurements and writes the policy to ``out`` if given."""
-    from nertz_env.agents.policy import save_policy
+    from nertz_env.agents.policy import SHIPPED_POLICIES, save_policy
 
-    init = init or Path(__file__).resolve().parents[1] / "agents" / "policies" / "ppo.pt"
+    init = init or SHIPPED_POLICIES["ppo"][0]
     data = read([*train_paths, *val_paths])
     n_val = sum(len(load(p)["tick"]) for p in val_paths)
     train, val = np.arange(len(data["obs"]) - n_val), np.arange(len(data["obs"]) - n_val, len(data["obs"]))
