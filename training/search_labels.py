@@ -12,7 +12,7 @@ most likely first), each one's mean outcome over the ``samples`` determinised pl
 standard error of its paired difference to candidate 0, and the move the search plays (``pick``).
 The file keeps every seat's actions of every tick, not the observations: ``replay`` deals the same
 hands from the seed and plays the actions again (the engine is deterministic), so a label file is
-small (about 1.5 MB for 16,000 labels). ``--deadline`` stops early and keeps what is done.
+small (about 0.4 MB for 16,000 labels). ``--deadline`` stops early and keeps what is done.
 
 ``agreement`` asks whether the search's choice is a function of the state: two ``rollout``
 searches with different seeds choose on the same states. Where they choose differently the
