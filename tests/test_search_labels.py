@@ -99,3 +99,21 @@ def test_command_lines_refuse_bad_input(tmp_path, capsys):
         distill_search.main([str(tmp_path / "none.npz"), "--val", str(tmp_path / "none.npz"), "--out",
                              str(tmp_path / "d.pt")])  # fmt: skip
     assert "none.npz" in capsys.readouterr().err
+
+
+def test_make_files_with_workers_writes_one_file_per_seed(tmp_path):
+    written = search_labels.make_files(tmp_path / "w.npz", 11, workers=2, games=2, ticks=2, **SMALL)
+    assert [p.name for p, _, _ in written] == ["w-11.npz", "w-12.npz"]
+    for (path, ticks, n), seed in zip(written, (11, 12)):
+        labels = search_labels.load(path)
+        assert int(labels["seed"]) == seed and len(labels["actions"]) == ticks == 2 and len(labels["tick"]) == n
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as in the workers: the same float sums
+    try:
+        alone = search_labels.make(11, games=2, ticks=2, **SMALL)
+    finally:
+        torch.set_num_threads(threads)
+    first = search_labels.load(written[0][0])
+    assert all(np.array_equal(alone[k], first[k], equal_nan=k in ("mean", "se")) for k in search_labels.LABEL_KEYS)

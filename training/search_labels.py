@@ -2,6 +2,7 @@
 search's play-outs say of each, to study what a search-free network can learn from the search.
 
     python -m nertz_env.training.search_labels make --seed 1000 --games 32 --ticks 500 --out runs/labels/s1000.npz
+    python -m nertz_env.training.search_labels make --seed 1000 --workers 16 --deadline 400 --out runs/labels/s.npz
     python -m nertz_env.training.search_labels agreement runs/labels/s1000.npz --states 600 --seeds 1 2
 
 ``make`` plays ``games`` hands at once (``NertzVectorEnv``, 4 players, the env's seed ``--seed``):
@@ -12,7 +13,8 @@ most likely first), each one's mean outcome over the ``samples`` determinised pl
 standard error of its paired difference to candidate 0, and the move the search plays (``pick``).
 The file keeps every seat's actions of every tick, not the observations: ``replay`` deals the same
 hands from the seed and plays the actions again (the engine is deterministic), so a label file is
-small (about 0.4 MB for 16,000 labels). ``--deadline`` stops early and keeps what is done.
+small (about 0.4 MB for 16,000 labels). ``--deadline`` stops early and keeps what is done;
+``--workers N`` makes N files at once (seeds ``seed`` to ``seed + N - 1``, ``OUT-SEED.npz``).
 
 ``agreement`` asks whether the search's choice is a function of the state: two ``rollout``
 searches with different seeds choose on the same states. Where they choose differently the
@@ -90,6 +92,33 @@ def _keep_label(logs: dict[str, list], tick: int, game: int, cand: np.ndarray, o
     logs["pick"].append(pick)
 
 
+def make_files(out: str | Path, seed: int, workers: int = 1, **options: Any) -> list[tuple[Path, int, int]]:
+    """``make`` for seeds ``seed .. seed + workers - 1``, one process each, every file written as
+    it ends: ``out`` itself for one worker, else ``{out's stem}-{seed}.npz`` beside it. Returns
+    each file with its ticks and labels. ``options`` go to ``make`` (``deadline`` included)."""
+    out = Path(out)
+    paths = [out] if workers == 1 else [out.with_name(f"{out.stem}-{seed + w}.npz") for w in range(workers)]
+    jobs = [(seed + w, str(path), options, workers > 1) for w, path in enumerate(paths)]
+    if workers == 1:
+        return [_make_file(jobs[0])]
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        return list(pool.map(_make_file, jobs))
+
+
+def _make_file(job: tuple[int, str, dict[str, Any], bool]) -> tuple[Path, int, int]:
+    seed, path, options, one_thread = job
+    if one_thread:  # a worker among others: torch on one thread each
+        import torch
+
+        torch.set_num_threads(1)
+    labels = make(seed, **options)
+    np.savez_compressed(path, **labels)
+    return Path(path), len(labels["actions"]), len(labels["tick"])
+
+
 def load(path: str | Path) -> dict[str, np.ndarray]:
     """A label file written by ``make``; anything else is refused, naming what is missing."""
     try:
@@ -159,7 +188,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     mk.add_argument("--samples", type=at_least(2), default=16, help="determinised tables per candidate")
     mk.add_argument("--horizon", type=at_least(1), default=8, help="ticks of each play-out")
     mk.add_argument("--deadline", type=at_least(1), default=None, help="stop after this many seconds")
-    mk.add_argument("--out", type=output_file(".npz"), required=True, help="the label file (.npz)")
+    mk.add_argument("--workers", type=at_least(1), default=1, help="processes, one file and seed each (seed, seed+1..)")
+    mk.add_argument("--out", type=output_file(".npz"), required=True, help="the label file (OUT-SEED.npz with workers)")
     ag = sub.add_parser("agreement", help="two searches with different seeds on the states of a label file")
     ag.add_argument("labels", help="a label file of make")
     ag.add_argument("--states", type=at_least(1), default=600, help="states drawn from the file")
@@ -169,9 +199,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if a.command == "make":
             stop = None if a.deadline is None else time.time() + a.deadline
-            labels = make(a.seed, a.games, a.ticks, a.opponent, a.candidates, a.samples, a.horizon, stop)
-            np.savez_compressed(a.out, **labels)
-            print(f"wrote {a.out}: {len(labels['actions'])} ticks, {len(labels['tick'])} labels")
+            options = {"games": a.games, "ticks": a.ticks, "opponent": a.opponent, "candidates": a.candidates,
+                       "samples": a.samples, "horizon": a.horizon, "deadline": stop}  # fmt: skip
+            for path, ticks, n in make_files(a.out, a.seed, a.workers, **options):
+                print(f"wrote {path}: {ticks} ticks, {n} labels")
         else:
             obs, masks = replay(load(a.labels))
             at = np.random.default_rng(0).choice(len(obs), size=min(a.states, len(obs)), replace=False)
