@@ -14,7 +14,7 @@ import numpy as np
 
 # The packed integer config the compiled engine reads (see ``NertzConfig.packed``): its indices
 # are the engine's (``nertz_env.engine.constants``).
-from nertz_env.engine import partner_of
+from nertz_env.engine import partner_of, python_of
 from nertz_env.engine.constants import (
     BLOCKS_ANY,
     BLOCKS_NONE,
@@ -302,11 +302,11 @@ class NertzConfig:
         p = self.num_players
         if not self.partners:
             return tuple((s,) for s in range(p))
-        return tuple((s, partner_of.py_func(s, p)) for s in range(p // 2))
+        return tuple((s, python_of(partner_of)(s, p)) for s in range(p // 2))
 
     def team_of(self, seat: int) -> int:
         """The team of ``seat``: team ``t`` is seat ``t`` and its partner (R8)."""
-        return min(seat, partner_of.py_func(seat, self.num_players)) if self.partners else seat
+        return min(seat, python_of(partner_of)(seat, self.num_players)) if self.partners else seat
 
     @property
     def num_teams(self) -> int:

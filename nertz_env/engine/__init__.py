@@ -18,7 +18,7 @@ agents and trainers use only the names below (and the named numbers of ``engine.
     Utilities      raw (an array without reference counts), Bound, HeldTick, stamp_compiled
 """
 
-from nertz_env.engine.cache import ensure_cache_dir, stamp_compiled
+from nertz_env.engine.cache import ensure_cache_dir, python_of, stamp_compiled
 
 ensure_cache_dir()  # before any kernel below is decorated: a read-only install still caches
 
@@ -114,7 +114,7 @@ __all__ = [
     "HeldTick", "State", "builds_on", "builds_on_nertz", "copy_state", "deal", "deal_batch", "deal_batch_threaded",
     "deal_game", "dealt_decks", "fits_foundation", "lay_on_foundation_tops", "legal_mask", "legal_row", "mask_plan",
     "match_decision", "match_winner", "new_buffers", "new_state", "observe_and_mask", "observe_batch", "partner_of",
-    "play_game_tick", "play_own_move", "r7_score", "rank", "raw", "red", "sample_legal_rows",
+    "play_game_tick", "play_own_move", "python_of", "r7_score", "rank", "raw", "red", "sample_legal_rows",
     "sample_legal_rows_threaded", "seed_streams", "shuffle_deal", "stamp_compiled", "start_match", "state_vector",
     "state_vectors", "step", "step_batch", "step_batch_threaded", "step_games", "step_rules_batch",
 ]

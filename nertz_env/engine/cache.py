@@ -165,6 +165,12 @@ def ensure_cache_dir() -> str | None:
     return str(fallback)
 
 
+def python_of(func):
+    """The Python function behind a compiled one (``dispatcher.py_func``): ``func`` itself under
+    ``NUMBA_DISABLE_JIT=1``, where ``njit`` returns the function it is given."""
+    return getattr(func, "py_func", func)
+
+
 def twin(func: types.FunctionType, suffix: str) -> types.FunctionType:
     """A copy of ``func`` named ``func.__name__ + suffix``, so that a second compilation of it (other
     options: threaded, or not inlined) has a cache entry of its own: numba names a cache entry after

@@ -3,8 +3,13 @@ depends on other games, threads or any global generator."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
-from numba import njit
+from numba import config, njit
+
+if config.DISABLE_JIT:  # pure Python: numpy warns where uint64 products wrap, as compiled code does silently
+    warnings.filterwarnings("ignore", "overflow encountered in scalar", RuntimeWarning, module=__name__)
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)

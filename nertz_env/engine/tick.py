@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import carray, njit
 
-from nertz_env.engine.cache import twin
+from nertz_env.engine.cache import python_of, twin
 from nertz_env.engine.constants import (
     C_AUTO_CALL,
     C_BONUS,
@@ -195,7 +195,7 @@ def _resolve(s, b, buf, cfg, speed) -> bool:
 
 # ``_land_all``'s copy of ``_resolve``: compiled once on its own rather than inlined a second time
 # (the landing at the end of a hand is rare; the tick's own copy stays inlined in ``step``).
-_resolve_landing = njit(cache=True)(twin(_resolve.py_func, "_landing"))
+_resolve_landing = njit(cache=True)(twin(python_of(_resolve), "_landing"))
 
 
 @njit(cache=True, inline="always")

@@ -8,7 +8,9 @@ while the caller keeps ``a`` alive.
 
 from __future__ import annotations
 
-from numba import carray, njit, types
+import ctypes
+
+from numba import carray, config, njit, types
 from numba.core import cgutils, ir_utils
 from numba.extending import intrinsic, overload
 
@@ -90,3 +92,14 @@ def stack_int64(typingctx, size):
         return cgutils.alloca_once(builder, context.get_value_type(types.int64), size=slots)
 
     return types.CPointer(types.int64)(size), codegen
+
+
+if config.DISABLE_JIT:  # pure Python (debugging): the scratch is a buffer of its own per size, kept
+
+    _SCRATCH: dict[int, ctypes.Array] = {}
+
+    def stack_int64(size):  # noqa: F811 - the Python twin of the intrinsic above
+        """A pointer to ``size`` int64 slots (one buffer per size, reused: Python runs one call at a time)."""
+        if size not in _SCRATCH:
+            _SCRATCH[size] = (ctypes.c_int64 * size)()
+        return ctypes.cast(_SCRATCH[size], ctypes.POINTER(ctypes.c_int64))
