@@ -193,7 +193,7 @@ def _check_scores(s: engine.State, config: NertzConfig, found_owner: np.ndarray)
               "R7 counts them")
     score = [  # R7, as the engine states it (engine.r7_score)
         engine.python_of(engine.r7_score)(int(on_foundations[p]), int(s.nertz_len[0, p]), bool(s.called[0, p]),
-                                config.nertz_penalty, config.call_bonus)
+                                          config.nertz_penalty, config.call_bonus)
         for p in range(config.num_players)
     ]  # fmt: skip
     if not np.array_equal(score, s.score[0]):

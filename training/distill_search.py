@@ -33,8 +33,8 @@ from nertz_env.training.search_labels import load, replay
 TARGETS = ("pick", "clear", "soft")
 
 
-def read(paths: Sequence[str | Path]) -> dict[str, np.ndarray]:
-    """The states (replayed) and labels of the files ``paths``, concatenated."""
+def read(paths: Sequence[str | Path]) -> tuple[dict[str, np.ndarray], list[int]]:
+    """The states (replayed) and labels of the files ``paths``, concatenated, and each file's count."""
     if not paths:
         raise ValueError("no label files given")
     parts = []
@@ -45,7 +45,7 @@ def read(paths: Sequence[str | Path]) -> dict[str, np.ndarray]:
     widths = {p["cands"].shape[1] for p in parts}
     if len(widths) > 1:
         raise ValueError(f"label files of different candidate counts {sorted(widths)} do not mix")
-    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}, [len(p["pick"]) for p in parts]
 
 
 def targets(data: dict[str, np.ndarray], target: str, eta: float = 0.25, draws: int = 64, seed: int = 0) -> np.ndarray:
@@ -91,7 +91,8 @@ class Fit:
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=lr, eps=1e-5)
 
     def loss(self, idx: np.ndarray):
-        """The mean cross-entropy of rows ``idx``, and each row's first choice."""
+        """The mean cross-entropy of rows ``idx``, and the pairs it was computed over: ``(loss, rows,
+        actions, scores)``."""
         from nertz_env.training.selfplay_ppo import _pair_log_softmax
 
         torch, d = self.torch, self.data
@@ -104,11 +105,7 @@ class Fit:
         scores, _ = self.net.pair_scores(torch.from_numpy(d["obs"][idx]), t_rows, torch.from_numpy(acts),
                                          torch.from_numpy(feats))  # fmt: skip
         logp, _ = _pair_log_softmax(scores, t_rows, len(idx))
-        top = torch.full((len(idx),), -torch.inf).scatter_reduce(0, t_rows, scores.detach(), "amax")
-        first = np.zeros(len(idx), np.int64)
-        at_top = (scores.detach() >= top[t_rows]).numpy()
-        first[rows[at_top]] = acts[at_top]
-        return -(torch.from_numpy(pair_target) * logp).sum() / len(idx), first
+        return -(torch.from_numpy(pair_target) * logp).sum() / len(idx), rows, acts, scores
 
     def measure(self, idx: np.ndarray, chunk: int = 4096) -> dict[str, float]:
         """Cross-entropy, agreement with the target's first choice and departures from candidate 0."""
@@ -117,7 +114,12 @@ class Fit:
         with self.torch.no_grad():
             for start in range(0, len(idx), chunk):
                 part = idx[start : start + chunk]
-                ce, first = self.loss(part)
+                ce, rows, acts, scores = self.loss(part)
+                top = self.torch.full((len(part),), -self.torch.inf).scatter_reduce(
+                    0, self.torch.from_numpy(rows), scores, "amax")
+                first = np.zeros(len(part), np.int64)  # each row's first choice
+                at_top = (scores >= top[rows]).numpy()
+                first[rows[at_top]] = acts[at_top]
                 wanted = d["cands"][part, self.target[part].argmax(axis=1)]
                 total += float(ce) * len(part)
                 agree += int((first == wanted).sum())
@@ -129,7 +131,7 @@ class Fit:
     def epoch(self, train: np.ndarray, minibatch: int, rng: np.random.Generator) -> None:
         order = rng.permutation(train)
         for start in range(0, len(order), minibatch):
-            loss, _ = self.loss(order[start : start + minibatch])
+            loss = self.loss(order[start : start + minibatch])[0]
             self.optimizer.zero_grad()
             loss.backward()
             self.torch.nn.utils.clip_grad_norm_(self.net.parameters(), 0.5)
@@ -144,8 +146,8 @@ def fit(train_paths: Sequence[str | Path], val_paths: Sequence[str | Path], targ
     from nertz_env.agents.policy import SHIPPED_POLICIES, save_policy
 
     init = init or SHIPPED_POLICIES["ppo"][0]
-    data = read([*train_paths, *val_paths])
-    n_val = sum(len(load(p)["tick"]) for p in val_paths)
+    data, counts = read([*train_paths, *val_paths])
+    n_val = sum(counts[len(train_paths) :])
     train, val = np.arange(len(data["obs"]) - n_val), np.arange(len(data["obs"]) - n_val, len(data["obs"]))
     job = Fit(data, targets(data, target, eta, seed=seed), str(init), lr, seed)
     rng = np.random.default_rng(seed)

@@ -161,8 +161,9 @@ def replay(labels: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 def agreement(obs: np.ndarray, masks: np.ndarray, seeds: Sequence[int] = (1, 2), **options: Any) -> dict[str, Any]:
     """How often two ``rollout`` searches (``seeds``, the same ``options``) choose the same move on
     the same states, overall and where at least one departs from the policy's own choice."""
-    picks = [agents.make("rollout", seed=s, **options).act_batch(obs, masks) for s in seeds[:2]]
-    policy = agents.make("rollout", seed=seeds[0], **options).policy.act_batch(obs, masks)
+    searches = [agents.make("rollout", seed=s, **options) for s in seeds[:2]]
+    picks = [search.act_batch(obs, masks) for search in searches]
+    policy = searches[0].policy.act_batch(obs, masks)
     same = picks[0] == picks[1]
     departs = (picks[0] != policy) | (picks[1] != policy)
     return {
