@@ -1,11 +1,15 @@
 """First start: import to first step with an empty numba cache, wall and CPU time.
 
-Each case runs in a fresh subprocess with an empty ``NUMBA_CACHE_DIR``; CPU time is the
+Each case runs in a fresh subprocess with an empty ``NUMBA_CACHE_DIR``, compiling before it plays
+(``NERTZ_INTERIM=0``); CPU time is the
 subprocess's and its children's (the background compiles of ``nertz_env.engine.warm``), user plus
 system, so a figure taken on a busy machine still says how much work the first start was. Each
 case runs with the default number of compiling processes and with ``NERTZ_COMPILE_JOBS=1`` (all in
 one process), alternating, ``--repeats`` times; the report gives medians. The load average is
-printed beside them: wall time means something only on an idle machine.
+printed beside them: wall time means something only on an idle machine. The parallel case also
+runs as a new user's does, with ``NERTZ_INTERIM=1`` (``nertz_env.interim``: the game plays in plain
+Python while its kernels compile in the background): to its first step, and until its game plays
+compiled (stepping flat out meanwhile).
 
 Usage: ``python -m nertz_env.benchmarks.first_start [--repeats 1] [--cases parallel vector main]
 [--json PATH]`` (``--json`` also writes the medians, with the machine's cores and load).
@@ -41,21 +45,35 @@ CASES = {
     "main": ["-m", "nertz_env.training.cli", "eval", "--agents", "heuristic", "greedy", "greedy", "greedy",
              "--hands", "50", "--seed", "0"],
 }  # fmt: skip
+# The parallel env with NERTZ_INTERIM=1: its first step (then the process ends, and its background
+# compile with it), and the steps until its game plays compiled.
+INTERIM = {
+    "first step": CASES["parallel"],
+    "until compiled": [
+        "-c",
+        "from nertz_env import nertz_v0; env = nertz_v0.parallel_env(); env.reset(seed=0)\n"
+        "while not env.unwrapped.game.compiled:\n"
+        "    env.step({a: 0 for a in env.agents})\n"
+        "    env.agents or env.reset()",
+    ],
+}
 
 
-def run_case(case: str, jobs: str) -> dict[str, float]:
-    """One run of ``case`` with an empty cache: wall seconds, CPU seconds, kernels compiled."""
+def run_case(case: str, jobs: str, interim: str = "") -> dict[str, float]:
+    """One run of ``case`` with an empty cache (or of ``INTERIM[interim]``, with NERTZ_INTERIM=1):
+    wall seconds, CPU seconds, kernels compiled."""
     with tempfile.TemporaryDirectory(prefix="nertz-first-start-") as cache:
         log = os.path.join(cache, "compiles.log")
         env = {**os.environ, "NUMBA_CACHE_DIR": os.path.join(cache, "numba"), "NERTZ_COMPILE_LOG": log,
-               "NERTZ_COMPILE_NOTICE": "0"}  # fmt: skip
+               "NERTZ_COMPILE_NOTICE": "0", "NERTZ_INTERIM": "1" if interim else "0"}  # fmt: skip
         if jobs:
             env["NERTZ_COMPILE_JOBS"] = jobs
         else:
             env.pop("NERTZ_COMPILE_JOBS", None)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, *CASES[case]], env=env, check=True, stdout=subprocess.DEVNULL)
+        argv = INTERIM[interim] if interim else CASES[case]
+        subprocess.run([sys.executable, *argv], env=env, check=True, stdout=subprocess.DEVNULL)
         wall = time.perf_counter() - t0
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         kernels = []
@@ -75,16 +93,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = {"cores": os.cpu_count(), "load_at_start": os.getloadavg()[0], "repeats": args.repeats, "cases": {}}
     print(f"cores {report['cores']}, load average at start {report['load_at_start']:.2f}")
     for case in args.cases:
-        runs: dict[str, list[dict[str, float]]] = {"default": [], "1": []}
+        settings = {f"{case} NERTZ_COMPILE_JOBS={jobs}": (jobs, "") for jobs in ("default", "1")}
+        if case == "parallel":
+            settings.update({f"parallel NERTZ_INTERIM=1 {name}": ("default", name) for name in INTERIM})
+        runs: dict[str, list[dict[str, float]]] = {label: [] for label in settings}
         for _ in range(args.repeats):
-            for jobs in runs:
-                runs[jobs].append(run_case(case, "" if jobs == "default" else jobs))
-        for jobs, results in runs.items():
+            for label, (jobs, interim) in settings.items():
+                runs[label].append(run_case(case, "" if jobs == "default" else jobs, interim))
+        for label, results in runs.items():
             med = {k: statistics.median(r[k] for r in results) for k in results[0]}
             med["load"] = os.getloadavg()[0]
-            report["cases"][f"{case} NERTZ_COMPILE_JOBS={jobs}"] = med
+            report["cases"][label] = med
             print(
-                f"{case:9s} NERTZ_COMPILE_JOBS={jobs:8s} wall {med['wall_s']:6.1f} s  CPU {med['cpu_s']:6.1f} s  "
+                f"{label:42s} wall {med['wall_s']:6.1f} s  CPU {med['cpu_s']:6.1f} s  "
                 f"kernels compiled {med['compiles']:.0f} ({med['distinct']:.0f} distinct)  load {med['load']:.2f}"
             )
     if args.json:

@@ -15,12 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from nertz_env import engine
-from nertz_env.actions import NERTZ, TO_NERTZ, TO_WORK, WASTE, WORK_SOURCE, ActionCatalogue
+from nertz_env import engine, interim
+from nertz_env.actions import ActionCatalogue
 from nertz_env.cards import card_name, parse_deck
 from nertz_env.checks import check_int_actions, check_seed, check_table, check_table_shapes
 from nertz_env.config import NertzConfig
 from nertz_env.engine import AIR_ACTION, AIR_CARD, AIR_TICKS
+from nertz_env.illegal import why_illegal
 from nertz_env.layout import ObservationLayout
 
 _PENALTY = 7  # the argument of engine.play_game_tick that holds the illegal-action penalty
@@ -46,21 +47,38 @@ class Game:
         self._speed = config.speed_weights
         self._plan = engine.mask_plan(self.catalogue.table)
         self._actions = np.zeros(p, np.int64)
+        self._engine = engine  # the compiled engine, or while it compiles its plain-Python twin (interim)
         self._tick = self._bind_tick(float(illegal_action_penalty))
         self.seeded = False
         self.dealt = False  # a hand is on the table (reset or set_state)
         self._checked: OrderedDict[bytes, None] = OrderedDict()  # digests of tables known to be valid
 
-    def _bind_tick(self, penalty: float) -> engine.HeldTick:
-        return engine.HeldTick((
+    def _bind_tick(self, penalty: float) -> engine.HeldTick | interim.InterimTick:
+        args = (
             self.state, 0, self._actions, self._cfg, self.catalogue.table, self._speed, self._plan, penalty,
             engine.PLAY_MATCH | engine.PLAY_OBSERVE, self.obs, self.masks, self.rewards, self._prev,
-        ))  # fmt: skip
+        )  # fmt: skip
+        job = interim.background(self.config, args)  # None: the compiled tick is cached (or NERTZ_INTERIM=0)
+        self._engine = engine if job is None else job.engine
+        return engine.HeldTick(args) if job is None else interim.InterimTick(args, job, self._go_compiled)
+
+    def _go_compiled(self) -> engine.HeldTick:
+        """From the plain-Python engine to the compiled one, between two ticks (``nertz_env.interim``)."""
+        self._engine = engine
+        self._tick = engine.HeldTick(self._tick.args)
+        return self._tick
+
+    @property
+    def compiled(self) -> bool:
+        """Whether this game plays the compiled engine (False while a first start compiles it in
+        the background and the game plays it in plain Python: ``nertz_env.interim``)."""
+        return self._engine is engine
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled and copied without the bound compiled tick (rebound to the copy's own arrays)."""
         state = self.__dict__.copy()
         state["_tick"] = self.illegal_action_penalty
+        del state["_engine"]  # a module: chosen again by _bind_tick
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -76,9 +94,9 @@ class Game:
         if seed is not None or not self.seeded:
             self.state.rng[0] = engine.seed_streams(seed, 1)[0]
             self.seeded = True
-        engine.start_match(self.state, 0, self._cfg)
+        self._engine.start_match(self.state, 0, self._cfg)
         dealt = engine.NO_DECKS if decks is None else self.parse_decks(decks)
-        engine.deal_game(self.state, 0, dealt, self._cfg, self.catalogue.table, self._plan, self.obs, self.masks)
+        self._engine.deal_game(self.state, 0, dealt, self._cfg, self.catalogue.table, self._plan, self.obs, self.masks)
         self.rewards[:] = 0
         self.dealt = True
 
@@ -88,7 +106,7 @@ class Game:
         if self.tick != 0:
             raise ValueError("dealt_decks needs a freshly dealt game (tick 0)")
         decks = np.zeros((self.config.num_players, 52), np.int8)
-        engine.dealt_decks(self.state, 0, self._cfg, decks)
+        self._engine.dealt_decks(self.state, 0, self._cfg, decks)
         return [[card_name(int(c)) for c in deck] for deck in decks]
 
     def parse_decks(self, decks: Sequence[Sequence[str | int]]) -> np.ndarray:
@@ -135,64 +153,8 @@ class Game:
         return np.flatnonzero(self.masks[player])
 
     def why_illegal(self, player: int, action: int) -> str:
-        """A short reason an action is illegal now, for error messages."""
-        s, p = self.snapshot(), self.state
-        kind, src, dst, n = (int(x) for x in self.catalogue.table[action])
-        name = self.catalogue.names[action]
-        if s["ended"]:
-            return "the hand is over; only 'wait' is legal"
-        if p.air[0, player, AIR_TICKS] > 0:
-            move = s["in_air"][player]
-            lands = move["lands_in"]
-            return f"its move {move['action']!r} is in the air for {lands} more tick(s) (move_ticks); only 'wait'"
-        if self.config.turn_based and s["turn"] != player:
-            return f"it is seat {s['turn']}'s turn (R3 turn_based); off turn only 'wait' is legal"
-        if name == "call":
-            return f"call needs an empty Nertz pile (R4.6); {int(p.nertz_len[0, player])} cards are left"
-        if name == "draw":
-            return "stock and waste are both empty (R4.1)"
-        if kind == TO_NERTZ:
-            if not self.config.nertz_builds:
-                return "builds on another player's Nertz pile need nertz_builds=True (R4.8)"
-            seat = (player + dst) % self.config.num_players
-            target = s["players"][seat]["nertz"]
-            if not target:
-                return f"player {seat}'s Nertz pile is empty; there is no top to build on (R4.8)"
-            if len(target) >= p.nertz.shape[2]:
-                return f"player {seat}'s Nertz pile is full ({len(target)} cards) (R4.8)"
-            return (
-                f"R4.8 needs a card of the suit of player {seat}'s Nertz top {target[-1]}, one rank higher or "
-                f"lower ({name!r})"
-            )
-        pl = s["players"][player]
-        nertz = pl["nertz"][-1] if pl["nertz"] else None
-        waste = pl["waste"][-1] if pl["waste"] else None
-        table = f"nertz top {nertz}, waste top {waste}, work {pl['work']}"
-        if kind == TO_WORK:
-            option = self._option_forbidding(src, dst, n, nertz, waste, pl["work"])
-            if option:
-                return f"{option} ({name!r}; {table})"
-        return f"R4 does not allow {name!r} on this table ({table})"
-
-    def _option_forbidding(self, src: int, dst: int, n: int, nertz, waste, work) -> str | None:
-        """The R4.3/R4.4 option that forbids a move to a work pile that the standard game allows."""
-        c = self.config
-        pile = work[src - WORK_SOURCE] if src >= WORK_SOURCE else None
-        if pile is not None and len(pile) < n:
-            return None  # no such block: R4 itself
-        tops = {NERTZ: nertz, WASTE: waste}
-        card = tops[src] if pile is None else pile[-n]
-        if pile is not None and c.block_moves == "whole" and n != len(pile):
-            return f"only a whole work pile moves (R4.3 block_moves='whole'); work{src - WORK_SOURCE} holds {len(pile)}"
-        if pile is not None and c.block_moves == "none" and n > 1:
-            return "only the exposed card of a work pile moves (R4.3 block_moves='none')"
-        if card is not None and card[0] == "A" and not c.aces_to_work:
-            return "an ace goes only to a foundation (R4.3 aces_to_work=False)"
-        if not work[dst] and pile is not None and c.fill_empty_from != "any":
-            return f"a work-pile card may not fill an empty pile (R4.4 fill_empty_from={c.fill_empty_from!r})"
-        if not work[dst] and src == WASTE and c.fill_empty_from == "nertz":
-            return "only the Nertz top fills an empty work pile (R4.4 fill_empty_from='nertz')"
-        return None
+        """A short reason an action is illegal now, for error messages (``nertz_env.illegal``)."""
+        return why_illegal(self, player, action)
 
     # -- inspection ------------------------------------------------------------------------
     @property
@@ -307,7 +269,7 @@ class Game:
 
     def state_vector(self) -> np.ndarray:
         out = np.zeros(self.layout.state_size, np.int8)
-        engine.state_vector(self.state, 0, self._cfg, out)
+        self._engine.state_vector(self.state, 0, self._cfg, out)
         return out
 
     def snapshot(self) -> dict[str, Any]:
@@ -392,7 +354,7 @@ class Game:
         self.check_state(state)
         for dst, src in zip(self.state, state):
             dst[...] = src
-        engine.observe_and_mask(self.state, 0, self._cfg, self.catalogue.table, self._plan, self.obs, self.masks)
+        self._engine.observe_and_mask(self.state, 0, self._cfg, self.catalogue.table, self._plan, self.obs, self.masks)
         self.rewards[:] = 0
         self.seeded = self.dealt = True
 

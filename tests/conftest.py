@@ -1,6 +1,10 @@
 """Helpers that build exact tables from R10 fixed deals and play moves by their R10 names; and,
 with ``NERTZ_COMPILE_LOG`` set, a summary of the run's numba compiles (each kernel should compile
-once per cache, however many xdist workers need it: ``engine.cache.compile_once``)."""
+once per cache, however many xdist workers need it: ``engine.cache.compile_once``).
+
+The suite tests the compiled engine: with an empty cache a game compiles before it plays
+(``NERTZ_INTERIM=0``), and ``tests/test_interim.py`` turns the plain-Python start on where it
+tests it."""
 
 from __future__ import annotations
 
@@ -12,6 +16,8 @@ import numpy as np
 
 from nertz_env.config import NertzConfig
 from nertz_env.game import Game
+
+os.environ.setdefault("NERTZ_INTERIM", "0")  # read as each game is made
 
 # Every card of one deck in a fixed order (suits C D H S, ranks A..K): the filler of ``make_deck``.
 FULL_DECK = tuple(r + s for s in "CDHS" for r in "A23456789TJQK")

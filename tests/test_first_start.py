@@ -36,21 +36,25 @@ def test_a_case_runs_in_a_fresh_process_and_counts_its_compiles(monkeypatch):
 
 
 def test_the_json_report_holds_the_medians_of_each_case_and_setting(monkeypatch, tmp_path):
-    walls = iter([3.0, 10.0, 1.0, 30.0, 2.0, 20.0])  # default, 1, default, 1, ...: medians 2 and 20
+    walls = iter([3.0, 10.0, 1.5, 70.0, 1.0, 30.0, 0.5, 60.0, 2.0, 20.0, 1.0, 80.0])  # medians 2, 20, 1, 70
     calls = []
 
-    def fake_run(case, jobs):
-        calls.append((case, jobs))
+    def fake_run(case, jobs, interim=""):
+        calls.append((case, jobs, interim))
         return {"wall_s": next(walls), "cpu_s": 5.0, "compiles": 4, "distinct": 4}
 
     monkeypatch.setattr(first_start, "run_case", fake_run)
     out = tmp_path / "first.json"
     assert first_start.main(["--cases", "parallel", "--repeats", "3", "--json", str(out)]) == 0
-    assert calls == [("parallel", ""), ("parallel", "1")] * 3
+    settings = [("parallel", "", ""), ("parallel", "1", ""), ("parallel", "", "first step"),
+                ("parallel", "", "until compiled")]  # fmt: skip
+    assert calls == settings * 3
     report = json.loads(out.read_text())
     assert report["repeats"] == 3 and report["cores"] >= 1
     assert report["cases"]["parallel NERTZ_COMPILE_JOBS=default"]["wall_s"] == 2.0
     assert report["cases"]["parallel NERTZ_COMPILE_JOBS=1"]["wall_s"] == 20.0
+    assert report["cases"]["parallel NERTZ_INTERIM=1 first step"]["wall_s"] == 1.0
+    assert report["cases"]["parallel NERTZ_INTERIM=1 until compiled"]["wall_s"] == 70.0
 
 
 def test_the_compile_profile_names_each_compiled_function_with_its_own_time(monkeypatch, capsys):

@@ -3,19 +3,17 @@ It imports nothing outside itself and knows nothing of gymnasium, pettingzoo or 
 agents and trainers use only the names below (and the named numbers of ``engine.constants``).
 
     The table      State, new_state, copy_state; columns END_*, MATCH_*, MS_*, MI_*, AIR_*
-    Cards (R1)     rank, red; seed_streams (each game's own random stream)
-    Deal (R2)      deal, shuffle_deal, dealt_decks (its inverse)
+    Cards, deal    rank, red (R1); seed_streams (each game's stream); deal, shuffle_deal, dealt_decks (R2)
     Legality (R4)  legal_row (the one statement of R4), legal_mask, builds_on (R4.3),
                    fits_foundation (R4.2), builds_on_nertz (R4.8)
-    Effects (R4)   play_own_move (one player's layout), lay_on_foundation_tops
-    Tick (R3-R7)   step; r7_score (R7)
+    Effects (R4)   play_own_move (one player's layout), lay_on_foundation_tops; the tick (R3-R7): step, r7_score
     Match (R8)     start_match, match_decision, match_winner, partner_of
-    Composed       play_game_tick (a tick with rewards, ends, observations and masks),
-                   deal_game (NO_DECKS: shuffle), observe_and_mask; whole batches: step_batch
-                   and deal_batch (with *_threaded twins), step_rules_batch (the rules alone),
-                   observe_batch (the observations and masks alone), step_games (some games),
-                   Buffers, new_buffers; mask_plan, state_vector, state_vectors, sample_legal_rows
-    Utilities      raw (an array without reference counts), Bound, HeldTick, stamp_compiled
+    Composed       play_game_tick (a tick with rewards, ends, observations and masks), deal_game
+                   (NO_DECKS: shuffle), observe_and_mask; whole batches: step_batch and deal_batch (with
+                   *_threaded twins), step_rules_batch (the rules alone), observe_batch (the observations
+                   and masks alone), step_games (some games), Buffers, new_buffers; mask_plan,
+                   state_vector, state_vectors, sample_legal_rows
+    Utilities      raw, Bound, HeldTick, stamp_compiled; python_engine (plain Python), tick_is_cached
 """
 
 from nertz_env.engine.cache import ensure_cache_dir, python_of, stamp_compiled
@@ -73,6 +71,7 @@ from nertz_env.engine.masks import mask_plan  # noqa: E402
 from nertz_env.engine.match import match_decision, match_winner, start_match  # noqa: E402
 from nertz_env.engine.moves import lay_on_foundation_tops, play_own_move  # noqa: E402
 from nertz_env.engine.observe import state_vector  # noqa: E402
+from nertz_env.engine.plain import python_engine, tick_is_cached  # noqa: E402
 from nertz_env.engine.rng import seed_streams  # noqa: E402
 from nertz_env.engine.state import (  # noqa: E402
     AIR_ACTION,
@@ -114,7 +113,8 @@ __all__ = [
     "HeldTick", "State", "builds_on", "builds_on_nertz", "copy_state", "deal", "deal_batch", "deal_batch_threaded",
     "deal_game", "dealt_decks", "fits_foundation", "lay_on_foundation_tops", "legal_mask", "legal_row", "mask_plan",
     "match_decision", "match_winner", "new_buffers", "new_state", "observe_and_mask", "observe_batch", "partner_of",
-    "play_game_tick", "play_own_move", "python_of", "r7_score", "rank", "raw", "red", "sample_legal_rows",
-    "sample_legal_rows_threaded", "seed_streams", "shuffle_deal", "stamp_compiled", "start_match", "state_vector",
-    "state_vectors", "step", "step_batch", "step_batch_threaded", "step_games", "step_rules_batch",
+    "play_game_tick", "play_own_move", "python_engine", "python_of", "r7_score", "rank", "raw", "red",
+    "sample_legal_rows", "sample_legal_rows_threaded", "seed_streams", "shuffle_deal", "stamp_compiled", "start_match",
+    "state_vector", "state_vectors", "step", "step_batch", "step_batch_threaded", "step_games", "step_rules_batch",
+    "tick_is_cached",
 ]

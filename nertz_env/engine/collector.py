@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gc
 
+from numba import config as numba_config
 from numba.core import event
 
 from nertz_env.engine.cache import OUR_MODULES, dispatcher_name
@@ -49,10 +50,10 @@ class CollectorDuringCompiles(event.Listener):
 _installed: CollectorDuringCompiles | None = None
 
 
-def install() -> CollectorDuringCompiles:
-    """Listen for compiles (once per process); returns the listener."""
+def install() -> CollectorDuringCompiles | None:
+    """Listen for compiles (once per process); returns the listener (None with the JIT off)."""
     global _installed
-    if _installed is None:
+    if _installed is None and not numba_config.DISABLE_JIT:  # plain Python compiles nothing
         _installed = CollectorDuringCompiles()
         event.register("numba:compile", _installed)
     return _installed

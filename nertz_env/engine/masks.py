@@ -95,20 +95,21 @@ def mask_plan(table: np.ndarray) -> np.ndarray:
     return plan
 
 
-@njit(cache=True)
-def _runs(table):
-    n_rows = table.shape[0]
-    plan = np.zeros((n_rows, PLAN_COLUMNS), np.int16)
+def _runs(table: np.ndarray) -> np.ndarray:
+    """The runs of ``mask_plan``, its first six columns (plain Python: once per game or batch, and
+    a first start compiles nothing before it knows whether to: ``nertz_env.interim``)."""
+    rows = table[:, [T_KIND, T_SOURCE, T_DEST, T_COUNT]].tolist()
+    plan = np.zeros((len(rows), PLAN_COLUMNS), np.int16)
     g, a = 0, 0
-    while a < n_rows:
-        kind, src, dst, n = table[a, T_KIND], table[a, T_SOURCE], table[a, T_DEST], table[a, T_COUNT]
+    while a < len(rows):
+        kind, src, dst, n = rows[a]
         count = 1
         if kind == TO_WORK and src >= WORK_SOURCE:
-            while a + count < n_rows and table[a + count, 0] == kind and table[a + count, 1] == src:
-                if table[a + count, 2] != dst or table[a + count, 3] != n + count:
+            while a + count < len(rows) and rows[a + count][:2] == [kind, src]:
+                if rows[a + count][2:] != [dst, n + count]:
                     break
                 count += 1
-        plan[g, 0], plan[g, 1], plan[g, 2], plan[g, 3], plan[g, 4], plan[g, 5] = a, kind, src, dst, n, count
+        plan[g, :6] = a, kind, src, dst, n, count
         g += 1
         a += count
     return plan[:g].copy()

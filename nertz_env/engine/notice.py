@@ -32,6 +32,7 @@ import threading
 import time
 from typing import TextIO
 
+from numba import config as numba_config
 from numba.core import event
 
 from nertz_env.engine import collector
@@ -131,6 +132,8 @@ def install() -> CompileNotice | None:
     (once per process); returns the listener, or None when ``NERTZ_COMPILE_NOTICE=0`` and no
     ``NERTZ_COMPILE_LOG`` is set (with the log alone it writes the log and says nothing)."""
     global _installed
+    if numba_config.DISABLE_JIT:  # plain Python (NUMBA_DISABLE_JIT, plain.python_engine) compiles nothing
+        return _installed
     collector.install()  # and, whatever is said, the garbage collector held back while they compile
     quiet, log = os.environ.get("NERTZ_COMPILE_NOTICE", "1") == "0", os.environ.get("NERTZ_COMPILE_LOG", "")
     if _installed is None and (not quiet or log):

@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from numba import config as numba_config
 from numba import typeof
 from numba.core import event
 
@@ -122,6 +123,8 @@ def install() -> None:
     """Start the background jobs when this process first compiles an engine kernel (once per
     process; never in a background job itself, nor with ``NERTZ_COMPILE_JOBS=1``)."""
     global _starter
+    if numba_config.DISABLE_JIT:  # plain Python (NUMBA_DISABLE_JIT, plain.python_engine) compiles nothing
+        return
     if _starter is None and os.environ.get(_IN_WORKER) != "1" and jobs() > 1:
         _starter = _Starter(jobs())
         event.register("numba:compile", _starter)

@@ -1,0 +1,185 @@
+"""``nertz_env.interim``: a first start plays at once in plain Python while its kernels compile in
+the background, then goes on compiled from the next tick, playing the same game byte for byte."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from nertz_env import engine, interim
+from nertz_env.config import NertzConfig
+from nertz_env.game import Game
+
+# The plain-Python engine multiplies uint64 in the random stream as compiled code does, wrapping;
+# numpy warns where it wraps (engine.rng silences that at import, which pytest resets per test).
+pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered in scalar:RuntimeWarning")
+
+
+class SwitchAfter:
+    """A stand-in background compile that ends after ``ticks`` ticks have asked."""
+
+    def __init__(self, ticks: int):
+        self.engine = engine.python_engine()
+        self.ticks = ticks
+        self.asked = 0
+
+    def done(self) -> bool:
+        self.asked += 1
+        return self.asked > self.ticks
+
+
+def play(game: Game, seed: int, ticks: int) -> tuple[list[str], list[bool]]:
+    """Random legal play from ``seed``: a digest of every output and of the table after each tick,
+    and whether the game played compiled at each tick."""
+    rng = np.random.default_rng(seed)
+    game.reset(seed=seed)
+    digests, compiled = [], []
+    for _ in range(ticks):
+        compiled.append(game.compiled)
+        game.step([rng.choice(np.flatnonzero(row)) for row in game.masks])
+        h = hashlib.blake2b(digest_size=16)
+        for a in (game.obs, game.masks, game.rewards, *game.state):
+            h.update(a.tobytes())
+        digests.append(h.hexdigest())
+        if game.ended:
+            game.reset()
+    return digests, compiled
+
+
+CONFIGS = [
+    NertzConfig(num_players=4),
+    NertzConfig(num_players=3, episode="match", target_score=20, move_ticks=2),
+    NertzConfig(num_players=3, nertz_builds=True, block_moves="whole", max_cycles=120),
+]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=["standard", "match-move-ticks", "builds-whole-blocks"])
+def test_a_game_that_goes_compiled_mid_play_plays_the_same_game(config, monkeypatch):
+    expected, compiled = play(Game(config), seed=11, ticks=400)
+    assert all(compiled)
+    job = SwitchAfter(150)
+    monkeypatch.setattr(interim, "background", lambda config, args: job)
+    game = Game(config)
+    assert not game.compiled
+    got, compiled = play(game, seed=11, ticks=400)
+    assert compiled == [False] * 151 + [True] * 249  # the 151st tick finds the compile over
+    assert got == expected
+
+
+def test_a_penalty_set_in_plain_python_holds_after_the_switch_and_copies_play_on_alike(monkeypatch):
+    config = NertzConfig(num_players=2)
+    monkeypatch.setattr(interim, "background", lambda config, args: SwitchAfter(3))
+    game = Game(config, illegal_action_penalty=0.5)
+    game.illegal_action_penalty = 2.0
+    game.reset(seed=3)
+    twin = copy.deepcopy(game)  # chooses its engine again: plain Python too, with a job of its own
+    assert not twin.compiled and twin.illegal_action_penalty == 2.0
+    illegal = int(np.flatnonzero(game.masks[0] == 0)[0])
+    for g in (game, twin):
+        for _ in range(5):
+            g.step([illegal, 0])
+        assert g.compiled and g.illegal_action_penalty == 2.0
+    np.testing.assert_array_equal(game.rewards, twin.rewards)
+    game.step([illegal, 0])
+    assert game.rewards[0] <= -2.0  # the compiled tick holds the penalty set in Python
+    with pytest.raises(TypeError, match="was bound as float64"):
+        game._tick.set(7, 1)  # and checks types again, as a compiled tick does
+
+
+def test_a_warm_cache_plays_compiled_from_the_start(monkeypatch):
+    monkeypatch.setenv("NERTZ_INTERIM", "1")
+    monkeypatch.setattr(interim, "BackgroundCompile", None)  # would fail if a compile were started
+    game = Game(NertzConfig(num_players=4))
+    assert game.compiled
+
+
+@pytest.mark.parametrize("value", ["yes", "2", "true"])
+def test_a_bad_interim_setting_names_what_is_accepted(value, monkeypatch):
+    monkeypatch.setenv("NERTZ_INTERIM", value)
+    with pytest.raises(ValueError, match=rf"NERTZ_INTERIM must be 1 .* or 0 .*, got '{value}'"):
+        Game(NertzConfig(num_players=2))
+
+
+def wait_done(job: interim.BackgroundCompile, seconds: float = 300) -> None:
+    deadline = time.monotonic() + seconds
+    while not job.done():
+        assert time.monotonic() < deadline, "the background compile did not end"
+        time.sleep(0.05)
+
+
+def test_the_background_process_makes_a_game_of_the_config_and_ends(capsys):
+    job = interim.BackgroundCompile(NertzConfig(num_players=3, move_ticks=2))
+    wait_done(job)  # a warm cache: it loads the kernels and plays its tick
+    assert job.returncode == 0
+    err = capsys.readouterr().err
+    assert "the engine compiles in the background" in err and "compiled in the background in" in err
+
+
+def test_a_failed_background_compile_is_reported_and_the_game_compiles_itself(capsys, monkeypatch):
+    failing = [sys.executable, "-c", "import sys; sys.stderr.write('no compiler here\\n'); sys.exit(3)"]
+    job = interim.BackgroundCompile(NertzConfig(num_players=2), command=failing)
+    monkeypatch.setattr(interim, "background", lambda config, args: job)
+    game = Game(NertzConfig(num_players=2))
+    game.reset(seed=0)
+    wait_done(job)
+    assert job.returncode == 3
+    err = capsys.readouterr().err
+    assert "the background compile failed (exit 3)" in err and "no compiler here" in err
+    game.step([0, 0])
+    assert game.compiled
+
+
+def test_a_process_that_ends_stops_its_background_compile():
+    job = interim.BackgroundCompile(NertzConfig(num_players=2), command=[sys.executable, "-c", "import time; "
+                                    "time.sleep(60)"])  # fmt: skip
+    assert not job.done()
+    job.stop()  # what atexit calls
+    assert job.done() and job.returncode != 0
+
+
+def test_the_plain_python_engine_is_a_second_copy_that_leaves_the_compiled_one_in_place():
+    plain = engine.python_engine()
+    assert plain is engine.python_engine()
+    assert not hasattr(plain.step, "compile") and hasattr(engine.step, "compile")
+    assert sys.modules["nertz_env.engine"] is engine
+    import nertz_env
+    import nertz_env.engine.tick
+
+    assert nertz_env.engine is engine and nertz_env.engine.tick.step is engine.step
+
+
+def test_a_cold_start_plays_without_compiling_anything(tmp_path):
+    """An empty cache: the parallel env deals and plays in plain Python, and this process compiles
+    no kernel (the background compile is a stand-in that sleeps)."""
+    script = textwrap.dedent("""
+        import sys
+        from numba.core import event
+        compiled = []
+        class Count(event.Listener):
+            def on_start(self, ev): compiled.append(ev.data["dispatcher"].py_func.__name__)
+            def on_end(self, ev): pass
+        event.register("numba:compile", Count())
+        from nertz_env import interim, nertz_v0
+        class Sleeper(interim.BackgroundCompile):
+            def __init__(self, config):
+                super().__init__(config, command=[sys.executable, "-c", "import time; time.sleep(120)"])
+        interim.BackgroundCompile = Sleeper
+        env = nertz_v0.parallel_env(num_players=3)
+        env.reset(seed=0)
+        for _ in range(30):
+            env.step({a: 0 for a in env.agents})
+        print(env.unwrapped.game.compiled, compiled, interim._job.done())
+        interim._job.stop()
+    """)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "NERTZ_INTERIM": "1", "NERTZ_COMPILE_NOTICE": "0"}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[0] == "False [] False"
