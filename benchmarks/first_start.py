@@ -6,10 +6,10 @@ subprocess's and its children's (the background compiles of ``nertz_env.engine.w
 system, so a figure taken on a busy machine still says how much work the first start was. Each
 case runs with the default number of compiling processes and with ``NERTZ_COMPILE_JOBS=1`` (all in
 one process), alternating, ``--repeats`` times; the report gives medians. The load average is
-printed beside them: wall time means something only on an idle machine. The parallel case also
-runs as a new user's does, with ``NERTZ_INTERIM=1`` (``nertz_env.interim``: the game plays in plain
-Python while its kernels compile in the background): to its first step, and until its game plays
-compiled (stepping flat out meanwhile).
+printed beside them: wall time means something only on an idle machine. The parallel and vector
+cases also run as a new user's do, with ``NERTZ_INTERIM=1`` (``nertz_env.interim``: the env plays
+in plain Python while its kernels compile in the background): to the first step, and until the
+env plays compiled (stepping flat out meanwhile).
 
 Usage: ``python -m nertz_env.benchmarks.first_start [--repeats 1] [--cases parallel vector main]
 [--json PATH]`` (``--json`` also writes the medians, with the machine's cores and load).
@@ -45,22 +45,29 @@ CASES = {
     "main": ["-m", "nertz_env.training.cli", "eval", "--agents", "heuristic", "greedy", "greedy", "greedy",
              "--hands", "50", "--seed", "0"],
 }  # fmt: skip
-# The parallel env with NERTZ_INTERIM=1: its first step (then the process ends, and its background
-# compile with it), and the steps until its game plays compiled.
+# With NERTZ_INTERIM=1: the first step (then the process ends, and its background compile with it),
+# and the steps until the env plays compiled.
 INTERIM = {
-    "first step": CASES["parallel"],
-    "until compiled": [
+    ("parallel", "first step"): CASES["parallel"],
+    ("parallel", "until compiled"): [
         "-c",
         "from nertz_env import nertz_v0; env = nertz_v0.parallel_env(); env.reset(seed=0)\n"
         "while not env.unwrapped.game.compiled:\n"
         "    env.step({a: 0 for a in env.agents})\n"
         "    env.agents or env.reset()",
     ],
+    ("vector", "first step"): CASES["vector"],
+    ("vector", "until compiled"): [
+        "-c",
+        "from nertz_env.vector import NertzVectorEnv; e = NertzVectorEnv(8, seed=0); e.reset()\n"
+        "while not e.compiled:\n"
+        "    e.step(e.sample_actions())",
+    ],
 }
 
 
 def run_case(case: str, jobs: str, interim: str = "") -> dict[str, float]:
-    """One run of ``case`` with an empty cache (or of ``INTERIM[interim]``, with NERTZ_INTERIM=1):
+    """One run of ``case`` with an empty cache (or of ``INTERIM[case, interim]``, NERTZ_INTERIM=1):
     wall seconds, CPU seconds, kernels compiled."""
     with tempfile.TemporaryDirectory(prefix="nertz-first-start-") as cache:
         log = os.path.join(cache, "compiles.log")
@@ -72,7 +79,7 @@ def run_case(case: str, jobs: str, interim: str = "") -> dict[str, float]:
             env.pop("NERTZ_COMPILE_JOBS", None)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
-        argv = INTERIM[interim] if interim else CASES[case]
+        argv = INTERIM[case, interim] if interim else CASES[case]
         subprocess.run([sys.executable, *argv], env=env, check=True, stdout=subprocess.DEVNULL)
         wall = time.perf_counter() - t0
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -94,8 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"cores {report['cores']}, load average at start {report['load_at_start']:.2f}")
     for case in args.cases:
         settings = {f"{case} NERTZ_COMPILE_JOBS={jobs}": (jobs, "") for jobs in ("default", "1")}
-        if case == "parallel":
-            settings.update({f"parallel NERTZ_INTERIM=1 {name}": ("default", name) for name in INTERIM})
+        settings.update({f"{case} NERTZ_INTERIM=1 {name}": ("default", name) for c, name in INTERIM if c == case})
         runs: dict[str, list[dict[str, float]]] = {label: [] for label in settings}
         for _ in range(args.repeats):
             for label, (jobs, interim) in settings.items():

@@ -7,6 +7,7 @@ notation (``snapshot``) and saves and restores it cheaply (``get_state`` / ``set
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import warnings
 from collections import OrderedDict
@@ -58,7 +59,8 @@ class Game:
             self.state, 0, self._actions, self._cfg, self.catalogue.table, self._speed, self._plan, penalty,
             engine.PLAY_MATCH | engine.PLAY_OBSERVE, self.obs, self.masks, self.rewards, self._prev,
         )  # fmt: skip
-        job = interim.background(self.config, args)  # None: the compiled tick is cached (or NERTZ_INTERIM=0)
+        warm = functools.partial(_first_tick, self.config)  # what compiles a game's kernels in the background
+        job = interim.background("game", warm, lambda: engine.tick_is_cached(args))  # None: play compiled
         self._engine = engine if job is None else job.engine
         return engine.HeldTick(args) if job is None else interim.InterimTick(args, job, self._go_compiled)
 
@@ -368,6 +370,13 @@ def check_reset_options(options: Mapping[str, Any]) -> None:
         if isinstance(key, str) and difflib.get_close_matches(key.lower(), ["decks"], n=1, cutoff=0.6):
             raise ValueError(f"unknown reset option {key!r}; did you mean 'decks' (R10 fixed deals)?")
         warnings.warn(f"ignoring unknown reset option {key!r}; known: 'decks' (R10 fixed deals)", stacklevel=3)
+
+
+def _first_tick(config: NertzConfig) -> None:
+    """A deal and a tick of a game of ``config``: ``nertz_env.interim`` compiles a game's kernels so."""
+    game = Game(config)
+    game.reset(seed=0)
+    game.step(np.zeros(config.num_players, np.int64))
 
 
 def _digest(state: engine.State) -> bytes:

@@ -2,17 +2,19 @@
 kernels compile in a background process, then goes on compiled from the next tick.
 
 With an empty (or stale) numba cache the kernels of a game's deal and tick take about a minute to
-compile on two cores. A ``Game`` (and so ``nertz_v0``'s parallel and AEC envs) checks, when it is
-made, whether its compiled tick would load from the cache (``engine.tick_is_cached``). When it
-would not, the game plays with ``engine.python_engine()`` (the same engine with numba's JIT off:
-every kernel a Python function, some 600 ticks a second) and this module starts, once per process,
-``python -m nertz_env.interim``: a game of the same config with the JIT on, which deals and plays
-one tick, so that numba compiles exactly those kernels into its on-disk cache (with the background
-jobs of ``engine.warm``). Each tick the game asks whether that process has ended; when it has, the
-game loads the compiled kernels from the cache and plays on with them. Both engines play the same
-game byte for byte on the same arrays (``tests/test_interim.py``), so the switch changes the
-speed and nothing else. If the background compile fails, the game compiles in its own process
-at that tick, as it would have at the start, and says why.
+compile on two cores. A ``Game`` (and so ``nertz_v0``'s parallel and AEC envs) and a
+``NertzVectorEnv`` check, when they are made, whether their compiled tick would load from the
+cache (``engine.tick_is_cached``, ``engine.is_cached``). When it would not, they play with
+``engine.python_engine()`` (the same engine with numba's JIT off: every kernel a Python function,
+some 600 game-ticks a second) and this module starts, once per process and kind,
+``python -m nertz_env.interim``: it unpickles and calls the ``warm`` function it is handed (a game,
+or a vector env, of the same options with the JIT on, which deals and plays one tick), so that
+numba compiles exactly those kernels into its on-disk cache (with the background jobs of
+``engine.warm``). Each tick the game asks whether that process has ended; when it has, the game
+loads the compiled kernels from the cache and plays on with them. Both engines play the same game
+byte for byte on the same arrays (``tests/test_interim.py``), so the switch changes the speed and
+nothing else. If the background compile fails, the game compiles in its own process at that tick,
+as it would have at the start, and says why.
 
 ``NERTZ_INTERIM=0`` makes a first start compile before it plays instead (the test suite and the
 speed benchmarks set it); the default is ``1``. A process that ends stops its background compile;
@@ -55,9 +57,10 @@ def _say(text: str) -> None:
 
 
 class BackgroundCompile:
-    """``python -m nertz_env.interim``: compiles a game's kernels for ``config`` into the cache."""
+    """``python -m nertz_env.interim``, which calls ``warm`` (picklable: a module's function, or a
+    ``functools.partial`` of one) to compile kernels into the cache; ``command`` replaces it."""
 
-    def __init__(self, config: Any, command: Sequence[str] | None = None):
+    def __init__(self, warm: Callable[[], None], command: Sequence[str] | None = None):
         self.engine = engine.python_engine()
         root = str(Path(__file__).resolve().parents[1])  # the process imports this very package
         path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
@@ -69,7 +72,7 @@ class BackgroundCompile:
             stdout=subprocess.DEVNULL, stderr=self._errors,
         )  # fmt: skip
         try:
-            self.process.stdin.write(pickle.dumps(config))
+            self.process.stdin.write(pickle.dumps(warm))
             self.process.stdin.close()
         except OSError:
             pass  # it ended already: done() reports how
@@ -103,20 +106,20 @@ class BackgroundCompile:
         self.process.wait()
 
 
-_job: BackgroundCompile | None = None
+_jobs: dict[str, BackgroundCompile] = {}
 
 
-def background(config: Any, tick_args: Sequence[Any]) -> BackgroundCompile | None:
-    """The process's background compile, started if need be, for a game of ``config`` whose tick
-    takes ``tick_args``; None when the game should play compiled: its tick loads from the cache,
-    the JIT is off, ``NERTZ_INTERIM=0``, or the compile has ended (and then what it left uncached,
-    if anything, compiles in this process, as without this module)."""
-    global _job
-    if not enabled() or engine.tick_is_cached(tick_args):
+def background(kind: str, warm: Callable[[], None], cached: Callable[[], bool]) -> BackgroundCompile | None:
+    """The process's background compile of ``kind`` (``"game"``, ``"vector"``), started with
+    ``warm`` if need be; None when the caller should play compiled: ``cached()`` says its kernels
+    load from the cache, the JIT is off, ``NERTZ_INTERIM=0``, or the compile has ended (and then
+    what it left uncached, if anything, compiles in this process, as without this module)."""
+    if not enabled() or cached():
         return None
-    if _job is None:
-        _job = BackgroundCompile(config)
-    return None if _job.done() else _job
+    if kind not in _jobs:
+        _jobs[kind] = BackgroundCompile(warm)
+    job = _jobs[kind]
+    return None if job.done() else job
 
 
 class InterimTick:
@@ -143,17 +146,33 @@ class InterimTick:
             self._python()
 
 
+class InterimEngine:
+    """The engine an object plays while ``job`` compiles: every name is ``job``'s plain-Python
+    engine's until the compile has ended; then ``switch`` is called (it gives the object the
+    compiled engine) and the name is the compiled engine's."""
+
+    def __init__(self, job: BackgroundCompile, switch: Callable[[], None]):
+        self._job = job
+        self._switch = switch
+
+    def check(self) -> bool:
+        """Whether the compile has ended (and then the switch is made)."""
+        if self._job.done():
+            self._switch()
+            return True
+        return False
+
+    def __getattr__(self, name: str) -> Any:
+        if self._job.done():
+            self._switch()
+            return getattr(engine, name)
+        return getattr(self._job.engine, name)
+
+
 def _compile_main() -> None:
-    """The background process: deal and play a tick of a game of the config on stdin."""
-    import numpy as np
-
-    from nertz_env.game import Game
-
+    """The background process: call the function pickled on stdin."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stopped: stop engine.warm's jobs too (atexit)
-    config = pickle.load(sys.stdin.buffer)
-    game = Game(config)
-    game.reset(seed=0)
-    game.step(np.zeros(config.num_players, np.int64))
+    pickle.load(sys.stdin.buffer)()
 
 
 if __name__ == "__main__":

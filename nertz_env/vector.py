@@ -64,13 +64,14 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 import numba
 import numpy as np
 from gymnasium import spaces
 
-from nertz_env import engine
+from nertz_env import engine, interim
 from nertz_env.actions import ActionCatalogue
 from nertz_env.checks import check_int_actions, check_seed
 from nertz_env.config import NertzConfig
@@ -118,6 +119,11 @@ def sample_legal(
     place: with ``G`` streams, stream ``g`` draws for the ``g``-th of ``G`` equal runs of masks
     (flattened in C order), so per-row streams give the same actions with any ``num_threads``.
     """
+    return _sample_legal(engine, masks, rng, out, num_threads)
+
+
+def _sample_legal(kernels: Any, masks: np.ndarray, rng: Any, out: np.ndarray | None, num_threads: int) -> np.ndarray:
+    """``sample_legal`` with the kernels of ``kernels`` (the engine, or its plain-Python twin)."""
     m = np.asarray(masks)
     if m.ndim < 1:
         raise ValueError("masks must have a last axis of actions, shaped [..., num_actions]")
@@ -136,12 +142,12 @@ def sample_legal(
     else:
         if isinstance(rng, np.random.Generator):
             rng = int(rng.integers(2**63))
-        streams = engine.seed_streams(rng, 1)
+        streams = kernels.seed_streams(rng, 1)
     result = np.empty(lead, np.int64) if out is None else out
     if result.shape != lead or result.dtype != np.int64 or not result.flags.c_contiguous:
         raise ValueError(f"out must be a contiguous int64 array shaped {lead}")
     if rows.shape[0]:
-        _run(engine.sample_legal_rows, engine.sample_legal_rows_threaded, _check_threads(num_threads),
+        _run(kernels.sample_legal_rows, kernels.sample_legal_rows_threaded, _check_threads(num_threads),
              rows, streams, result.reshape(-1))  # fmt: skip
     return result
 
@@ -197,6 +203,7 @@ class NertzVectorEnv:
         self._sampler = np.zeros(self.num_envs, np.uint64)
         self._seed = check_seed(seed)
         self._seeded = False
+        self._engine = self._choose_engine()
         out = self.buffers
         self.infos: dict[str, Any] = {
             "episode": {
@@ -228,10 +235,35 @@ class NertzVectorEnv:
         types (one compile, and the one a first start compiles ahead, ``engine.warm``)."""
         return self.config.packed, self.catalogue.table
 
+    def _choose_engine(self) -> Any:
+        """The compiled engine, or while a first start compiles its kernels in the background the
+        plain-Python engine, until then (``nertz_env.interim``)."""
+        kernel = engine.step_batch if self.num_threads == 1 else engine.step_batch_threaded
+        args = (self.state, self._actions, self._cfg, self._table, self._speed, self._plan,
+                self.illegal_action_penalty, self.buffers)  # fmt: skip
+        warm = functools.partial(_first_step, self.config, self.num_threads)
+        job = interim.background(f"vector {self.num_threads > 1}", warm, lambda: engine.is_cached(kernel, args))
+        return engine if job is None else interim.InterimEngine(job, self._go_compiled)
+
+    def _go_compiled(self) -> None:
+        self._engine = engine
+
+    @property
+    def compiled(self) -> bool:
+        """Whether this env plays the compiled engine (False while a first start compiles it in
+        the background and it plays in plain Python: ``nertz_env.interim``)."""
+        return self._engine is engine or self._engine.check()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_engine"]  # a module: chosen again on unpickling
+        return state
+
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Unpickled with the config's own read-only arrays (pickling drops the flag)."""
         self.__dict__.update(state)
         self._cfg, self._table = self._read_only_arrays()
+        self._engine = self._choose_engine()
 
     # -- the loop --------------------------------------------------------------------------
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -244,7 +276,7 @@ class NertzVectorEnv:
             self.state.rng[:] = engine.seed_streams(entropy, self.num_envs)
             self._sampler[:] = engine.seed_streams([entropy, _SAMPLER], self.num_envs)
             self._seeded = True
-        _run(engine.deal_batch, engine.deal_batch_threaded, self.num_threads,
+        _run(self._engine.deal_batch, self._engine.deal_batch_threaded, self.num_threads,
              self.state, self._cfg, self._table, self._plan, self.buffers)  # fmt: skip
         return self.buffers.obs, self.buffers.masks
 
@@ -268,7 +300,7 @@ class NertzVectorEnv:
             )
         check_int_actions(a, self.num_actions, "NertzVectorEnv.step")  # as nertz_v0: out of range raises
         np.copyto(self._actions, a, casting="unsafe")
-        _run(engine.step_batch, engine.step_batch_threaded, self.num_threads,
+        _run(self._engine.step_batch, self._engine.step_batch_threaded, self.num_threads,
              self.state, self._actions, self._cfg, self._table, self._speed, self._plan,
              self.illegal_action_penalty, self.buffers)  # fmt: skip
         out = self.buffers
@@ -281,7 +313,7 @@ class NertzVectorEnv:
         if not self._seeded:
             raise RuntimeError("call reset() before sample_actions()")
         result = self._sampled if out is None else out
-        return sample_legal(self.buffers.masks, self._sampler, result, self.num_threads)
+        return _sample_legal(self._engine, self.buffers.masks, self._sampler, result, self.num_threads)
 
     # -- inspection ------------------------------------------------------------------------
     @property
@@ -300,7 +332,7 @@ class NertzVectorEnv:
         result = np.empty(shape, np.int8) if out is None else out
         if result.shape != shape or result.dtype != np.int8 or not result.flags.c_contiguous:
             raise ValueError(f"out must be a contiguous int8 array shaped {shape}")
-        engine.state_vectors(self.state, self._cfg, result)
+        self._engine.state_vectors(self.state, self._cfg, result)
         return result
 
     @property
@@ -325,3 +357,11 @@ class NertzVectorEnv:
         return (
             f"NertzVectorEnv(num_envs={self.num_envs}, num_players={self.num_players}, num_threads={self.num_threads})"
         )
+
+
+def _first_step(config: NertzConfig, num_threads: int) -> None:
+    """A deal and a step of one game of ``config``: ``nertz_env.interim`` compiles the vector env's
+    kernels so."""
+    env = NertzVectorEnv(1, num_threads=num_threads, **config.to_dict())
+    env.reset(seed=0)
+    env.step(env.sample_actions())

@@ -4,8 +4,10 @@ the background, then goes on compiled from the next tick, playing the same game 
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -15,8 +17,10 @@ import numpy as np
 import pytest
 
 from nertz_env import engine, interim
+from nertz_env import game as game_module
 from nertz_env.config import NertzConfig
 from nertz_env.game import Game
+from nertz_env.vector import NertzVectorEnv
 
 # The plain-Python engine multiplies uint64 in the random stream as compiled code does, wrapping;
 # numpy warns where it wraps (engine.rng silences that at import, which pytest resets per test).
@@ -66,7 +70,7 @@ def test_a_game_that_goes_compiled_mid_play_plays_the_same_game(config, monkeypa
     expected, compiled = play(Game(config), seed=11, ticks=400)
     assert all(compiled)
     job = SwitchAfter(150)
-    monkeypatch.setattr(interim, "background", lambda config, args: job)
+    monkeypatch.setattr(interim, "background", lambda kind, warm, cached: job)
     game = Game(config)
     assert not game.compiled
     got, compiled = play(game, seed=11, ticks=400)
@@ -76,7 +80,7 @@ def test_a_game_that_goes_compiled_mid_play_plays_the_same_game(config, monkeypa
 
 def test_a_penalty_set_in_plain_python_holds_after_the_switch_and_copies_play_on_alike(monkeypatch):
     config = NertzConfig(num_players=2)
-    monkeypatch.setattr(interim, "background", lambda config, args: SwitchAfter(3))
+    monkeypatch.setattr(interim, "background", lambda kind, warm, cached: SwitchAfter(3))
     game = Game(config, illegal_action_penalty=0.5)
     game.illegal_action_penalty = 2.0
     game.reset(seed=3)
@@ -94,11 +98,40 @@ def test_a_penalty_set_in_plain_python_holds_after_the_switch_and_copies_play_on
         game._tick.set(7, 1)  # and checks types again, as a compiled tick does
 
 
+def play_vector(env: NertzVectorEnv, ticks: int) -> tuple[list[str], list[bool]]:
+    """Random legal play from the env's own sampler: a digest of every output after each tick."""
+    env.reset(seed=5)
+    digests, compiled = [], []
+    for _ in range(ticks):
+        compiled.append(env.compiled)
+        outputs = env.step(env.sample_actions().copy())
+        h = hashlib.blake2b(digest_size=16)
+        for a in (*outputs[:5], *env.state, env.states()):
+            h.update(a.tobytes())
+        digests.append(h.hexdigest())
+    return digests, compiled
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_vector_env_that_goes_compiled_mid_play_plays_the_same_games(threads, monkeypatch):
+    rules = {"num_players": 3, "max_cycles": 60, "move_ticks": 1}
+    expected, compiled = play_vector(NertzVectorEnv(5, num_threads=threads, **rules), ticks=150)
+    assert all(compiled)
+    monkeypatch.setattr(interim, "background", lambda kind, warm, cached: SwitchAfter(200))
+    env = NertzVectorEnv(5, num_threads=threads, **rules)
+    got, compiled = play_vector(env, ticks=150)
+    first = compiled.index(True)  # each tick asks five times (compiled, sample, step, states)
+    assert 20 < first < 60 and compiled == [False] * first + [True] * (150 - first)
+    assert got == expected
+    twin = pickle.loads(pickle.dumps(env))  # chooses its engine again: plain Python, a job of its own
+    assert not twin.compiled and twin.step(twin.sample_actions())[0].shape == env.observations.shape
+
+
 def test_a_warm_cache_plays_compiled_from_the_start(monkeypatch):
     monkeypatch.setenv("NERTZ_INTERIM", "1")
     monkeypatch.setattr(interim, "BackgroundCompile", None)  # would fail if a compile were started
     game = Game(NertzConfig(num_players=4))
-    assert game.compiled
+    assert game.compiled and NertzVectorEnv(2).compiled and NertzVectorEnv(2, num_threads=2).compiled
 
 
 @pytest.mark.parametrize("value", ["yes", "2", "true"])
@@ -116,7 +149,8 @@ def wait_done(job: interim.BackgroundCompile, seconds: float = 300) -> None:
 
 
 def test_the_background_process_makes_a_game_of_the_config_and_ends(capsys):
-    job = interim.BackgroundCompile(NertzConfig(num_players=3, move_ticks=2))
+    warm = functools.partial(game_module._first_tick, NertzConfig(num_players=3, move_ticks=2))
+    job = interim.BackgroundCompile(warm)
     wait_done(job)  # a warm cache: it loads the kernels and plays its tick
     assert job.returncode == 0
     err = capsys.readouterr().err
@@ -125,8 +159,8 @@ def test_the_background_process_makes_a_game_of_the_config_and_ends(capsys):
 
 def test_a_failed_background_compile_is_reported_and_the_game_compiles_itself(capsys, monkeypatch):
     failing = [sys.executable, "-c", "import sys; sys.stderr.write('no compiler here\\n'); sys.exit(3)"]
-    job = interim.BackgroundCompile(NertzConfig(num_players=2), command=failing)
-    monkeypatch.setattr(interim, "background", lambda config, args: job)
+    job = interim.BackgroundCompile(print, command=failing)
+    monkeypatch.setattr(interim, "background", lambda kind, warm, cached: job)
     game = Game(NertzConfig(num_players=2))
     game.reset(seed=0)
     wait_done(job)
@@ -138,7 +172,7 @@ def test_a_failed_background_compile_is_reported_and_the_game_compiles_itself(ca
 
 
 def test_a_process_that_ends_stops_its_background_compile():
-    job = interim.BackgroundCompile(NertzConfig(num_players=2), command=[sys.executable, "-c", "import time; "
+    job = interim.BackgroundCompile(print, command=[sys.executable, "-c", "import time; "
                                     "time.sleep(60)"])  # fmt: skip
     assert not job.done()
     job.stop()  # what atexit calls
@@ -169,15 +203,15 @@ def test_a_cold_start_plays_without_compiling_anything(tmp_path):
         event.register("numba:compile", Count())
         from nertz_env import interim, nertz_v0
         class Sleeper(interim.BackgroundCompile):
-            def __init__(self, config):
-                super().__init__(config, command=[sys.executable, "-c", "import time; time.sleep(120)"])
+            def __init__(self, warm):
+                super().__init__(warm, command=[sys.executable, "-c", "import time; time.sleep(120)"])
         interim.BackgroundCompile = Sleeper
         env = nertz_v0.parallel_env(num_players=3)
         env.reset(seed=0)
         for _ in range(30):
             env.step({a: 0 for a in env.agents})
-        print(env.unwrapped.game.compiled, compiled, interim._job.done())
-        interim._job.stop()
+        print(env.unwrapped.game.compiled, compiled, interim._jobs['game'].done())
+        interim._jobs['game'].stop()
     """)
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "NERTZ_INTERIM": "1", "NERTZ_COMPILE_NOTICE": "0"}
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)

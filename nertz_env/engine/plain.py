@@ -8,9 +8,9 @@ work on the same numpy arrays (``State``, the buffers), so a game can go from on
 between two ticks. ``nertz_env.interim`` plays a game with it while the kernels compile in a
 background process.
 
-``tick_is_cached(args)`` says whether a ``HeldTick`` of ``args`` would start without compiling:
-its two kernels are loaded already or are in numba's on-disk cache (it loads them, as a first call
-would).
+``is_cached(kernel, args)`` says whether ``kernel(*args)`` would run without compiling: the version
+for those argument types is loaded already or is in numba's on-disk cache (it loads it, as a first
+call would); ``tick_is_cached(args)`` says it of a ``HeldTick`` of ``args`` (its two kernels).
 """
 
 from __future__ import annotations
@@ -78,13 +78,18 @@ def _loaded(dispatcher: Any, argtypes: tuple[Any, ...]) -> bool:
         return True
 
 
+def is_cached(kernel: Any, args: Sequence[Any]) -> bool:
+    """Whether ``kernel(*args)`` runs without compiling (always under numba's JIT off)."""
+    if not hasattr(kernel, "compile"):
+        return True
+    try:
+        return _loaded(kernel, tuple(typeof(a) for a in args))
+    except AttributeError:  # another numba's internals: say cached, and the call compiles as before
+        return True
+
+
 def tick_is_cached(args: Sequence[Any]) -> bool:
     """Whether ``HeldTick(args)`` starts without compiling (always under numba's JIT off)."""
     if not hasattr(_hold, "compile"):
         return True
-    try:
-        if not _loaded(_hold, tuple(typeof(a) for a in args)):
-            return False
-        return _loaded(_play_held, (typeof(_hold(*args)),))
-    except AttributeError:  # another numba's internals: say cached, and HeldTick compiles as before
-        return True
+    return is_cached(_hold, args) and is_cached(_play_held, (_hold(*args),))
