@@ -6,7 +6,7 @@ compile on two cores. A ``Game`` (and so ``nertz_v0``'s parallel and AEC envs) a
 ``NertzVectorEnv`` check, when they are made, whether their compiled tick would load from the
 cache (``engine.tick_is_cached``, ``engine.is_cached``). When it would not, they play with
 ``engine.python_engine()`` (the same engine with numba's JIT off: every kernel a Python function,
-some 600 game-ticks a second) and this module starts, once per process and kind,
+some 500-650 game-ticks a second) and this module starts, once per process and kind,
 ``python -m nertz_env.interim``: it unpickles and calls the ``warm`` function it is handed (a game,
 or a vector env, of the same options with the JIT on, which deals and plays one tick), so that
 numba compiles exactly those kernels into its on-disk cache (with the background jobs of
@@ -80,7 +80,7 @@ class BackgroundCompile:
         self.returncode: int | None = None
         atexit.register(self.stop)
         _say("first run: the engine compiles in the background (about 1 min on two free cores); "
-             "until then games play it in plain Python (about 600 ticks/s)")  # fmt: skip
+             "until then games play it in plain Python (about 2 ms a game-tick)")  # fmt: skip
 
     def done(self) -> bool:
         """Whether the compile has ended (said once on stderr, with the error if it failed)."""
