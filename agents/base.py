@@ -11,15 +11,19 @@ way (none of the scripted agents does; ``reset`` exists for the ones that will).
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
+from nertz_env import engine, interim
 from nertz_env.actions import ActionCatalogue
 from nertz_env.checks import AgentInputCheck, check_masks, check_observations, check_seed
 from nertz_env.config import NertzConfig
+from nertz_env.game import Game
 from nertz_env.layout import ObservationLayout
 
 # Positions in the offsets vector the compiled kernels read (``observation_offsets``; numba bakes
@@ -95,6 +99,9 @@ class Agent(ABC):
     """
 
     name = "agent"
+    # Whether a first start may play this agent's kernels in plain Python while they compile in the
+    # background (nertz_env.interim); the evaluation arena, which plays thousands of hands, says no.
+    interim = True
 
     def __init__(self, config: NertzConfig | None = None, seed: int = 0):
         self.config = config if config is not None else NertzConfig()
@@ -111,6 +118,36 @@ class Agent(ABC):
         self.seat = 0
         self.rng = np.random.default_rng(self.seed)
         self._keys: np.ndarray | None = None
+        self._kernel_modules: dict[str, Any] = {}  # chosen at the first decision (``_kernel``)
+
+    def _kernel(self, module: ModuleType, name: str, args: Sequence[Any]) -> Any:
+        """``module.name`` (one of this package's kernel modules), or while a first start compiles it
+        in the background the plain-Python copy's, until the compile ends (``nertz_env.interim``).
+        The module is chosen at the first call, with the kernel's arguments ``args``."""
+        chosen = self._kernel_modules.get(module.__name__)
+        if chosen is None:
+            chosen = self._kernel_modules[module.__name__] = self._compiled_or_plain(module, name, args)
+        return getattr(chosen, name)
+
+    def _compiled_or_plain(self, module: ModuleType, name: str, args: Sequence[Any]) -> Any:
+        if not self.interim:
+            return module
+        warm = functools.partial(_first_decision, type(self), self.config)
+        cached = lambda: engine.is_cached(getattr(module, name), args)  # noqa: E731
+        job = interim.background(f"{type(self).__name__}'s kernels", warm, cached)
+        if job is None:
+            return module
+        plain = dict(zip(KERNEL_MODULES, engine.python_modules(KERNEL_MODULES)))[module.__name__]
+
+        def switch() -> None:
+            self._kernel_modules[module.__name__] = module
+
+        return interim.InterimEngine(job, switch, plain=plain, compiled=module)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_kernel_modules"] = {}  # modules: chosen again at the copy's first decision
+        return state
 
     def row_uniforms(self, n: int) -> np.ndarray:
         """One uniform in [0, 1) per row of the current ``act_batch``: a pure function of the
@@ -187,3 +224,16 @@ class Agent(ABC):
         config = getattr(self, "config", None)
         players = config.num_players if config is not None else "?"
         return f"{type(self).__name__}(seed={getattr(self, 'seed', '?')}, players={players})"
+
+
+# The agents' kernel modules, imported again together as plain Python while a first start compiles
+# them (they import one another).
+KERNEL_MODULES = ("nertz_env.agents._kernels", "nertz_env.agents._judge", "nertz_env.agents._search")
+
+
+def _first_decision(cls: type[Agent], config: NertzConfig) -> None:
+    """A decision of a ``cls`` agent on a freshly dealt table of ``config``: ``nertz_env.interim``
+    compiles an agent's kernels so."""
+    game = Game(config)
+    game.reset(seed=0)
+    cls(config).act_batch(game.obs, game.masks)

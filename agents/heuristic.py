@@ -99,7 +99,8 @@ class HeuristicAgent(Agent):
         self._rows = _search_rows(self.table, self.config.work_piles)
 
     def _choose(self, obs: np.ndarray, masks: np.ndarray, out: np.ndarray) -> None:
-        _search.choose_heuristic(obs, masks, self.table, self.offsets, self.cfg, self.params, *self._rows, out)
+        args = (obs, masks, self.table, self.offsets, self.cfg, self.params, *self._rows, out)
+        self._kernel(_search, "choose_heuristic", args)(*args)
 
     def calls(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """bool ``[n]``: the engine rows (int8, as ``_choose`` takes them) where CALL is legal (R4.6)

@@ -25,7 +25,8 @@ class RandomAgent(Agent):
 
     def _choose(self, obs: np.ndarray, masks: np.ndarray, out: np.ndarray) -> None:
         # One uniform per row (row_uniforms): in row order from the generator, or from each row's key.
-        _kernels.choose_uniform(masks, self.row_uniforms(masks.shape[0]), out)
+        args = (masks, self.row_uniforms(masks.shape[0]), out)
+        self._kernel(_kernels, "choose_uniform", args)(*args)
 
 
 class PassiveAgent(Agent):
@@ -34,7 +35,8 @@ class PassiveAgent(Agent):
     name = "passive"
 
     def _choose(self, obs: np.ndarray, masks: np.ndarray, out: np.ndarray) -> None:
-        _kernels.choose_fixed(obs, masks, self.table, self.offsets, False, out)
+        args = (obs, masks, self.table, self.offsets, False, out)
+        self._kernel(_kernels, "choose_fixed", args)(*args)
 
 
 class GreedyAgent(Agent):
@@ -44,4 +46,5 @@ class GreedyAgent(Agent):
     name = "greedy"
 
     def _choose(self, obs: np.ndarray, masks: np.ndarray, out: np.ndarray) -> None:
-        _kernels.choose_fixed(obs, masks, self.table, self.offsets, True, out)
+        args = (obs, masks, self.table, self.offsets, True, out)
+        self._kernel(_kernels, "choose_fixed", args)(*args)

@@ -60,7 +60,7 @@ class Game:
             engine.PLAY_MATCH | engine.PLAY_OBSERVE, self.obs, self.masks, self.rewards, self._prev,
         )  # fmt: skip
         warm = functools.partial(_first_tick, self.config)  # what compiles a game's kernels in the background
-        job = interim.background("game", warm, lambda: engine.tick_is_cached(args))  # None: play compiled
+        job = interim.background("a game's kernels", warm, lambda: engine.tick_is_cached(args))  # None: play compiled
         self._engine = engine if job is None else job.engine
         return engine.HeldTick(args) if job is None else interim.InterimTick(args, job, self._go_compiled)
 

@@ -60,7 +60,7 @@ class BackgroundCompile:
     """``python -m nertz_env.interim``, which calls ``warm`` (picklable: a module's function, or a
     ``functools.partial`` of one) to compile kernels into the cache; ``command`` replaces it."""
 
-    def __init__(self, warm: Callable[[], None], command: Sequence[str] | None = None):
+    def __init__(self, warm: Callable[[], None], command: Sequence[str] | None = None, what: str = "the kernels"):
         self.engine = engine.python_engine()
         root = str(Path(__file__).resolve().parents[1])  # the process imports this very package
         path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
@@ -76,11 +76,15 @@ class BackgroundCompile:
             self.process.stdin.close()
         except OSError:
             pass  # it ended already: done() reports how
+        self.what = what
         self.started = time.perf_counter()
         self.returncode: int | None = None
         atexit.register(self.stop)
-        _say("first run: the engine compiles in the background (about 1 min on two free cores); "
-             "until then games play it in plain Python (about 2 ms a game-tick)")  # fmt: skip
+        global _announced
+        if not _announced:
+            _announced = True
+            _say("first run: the engine compiles in the background (about 1 min on two free cores); "
+                 "until then games and agents play it in plain Python (about 2 ms a game-tick)")  # fmt: skip
 
     def done(self) -> bool:
         """Whether the compile has ended (said once on stderr, with the error if it failed)."""
@@ -91,12 +95,12 @@ class BackgroundCompile:
             self.returncode = code
             took = time.perf_counter() - self.started
             if code == 0:
-                _say(f"compiled in the background in {took:.0f} s: games play compiled from their next tick")
+                _say(f"compiled {self.what} in the background in {took:.0f} s: compiled from the next step")
             else:
                 self._errors.seek(0)
                 tail = self._errors.read().decode(errors="replace").strip().splitlines()[-3:]
-                _say(f"the background compile failed (exit {code}) after {took:.0f} s; compiling here instead: "
-                     + " | ".join(tail))  # fmt: skip
+                _say(f"the background compile of {self.what} failed (exit {code}) after {took:.0f} s; "
+                     f"compiling here instead: {' | '.join(tail)}")  # fmt: skip
         return True
 
     def stop(self) -> None:
@@ -107,17 +111,18 @@ class BackgroundCompile:
 
 
 _jobs: dict[str, BackgroundCompile] = {}
+_announced = False  # the first background compile of the process says what happens
 
 
 def background(kind: str, warm: Callable[[], None], cached: Callable[[], bool]) -> BackgroundCompile | None:
-    """The process's background compile of ``kind`` (``"game"``, ``"vector"``), started with
+    """The process's background compile of ``kind`` (what it compiles: ``"a game's kernels"``), started with
     ``warm`` if need be; None when the caller should play compiled: ``cached()`` says its kernels
     load from the cache, the JIT is off, ``NERTZ_INTERIM=0``, or the compile has ended (and then
     what it left uncached, if anything, compiles in this process, as without this module)."""
     if not enabled() or cached():
         return None
     if kind not in _jobs:
-        _jobs[kind] = BackgroundCompile(warm)
+        _jobs[kind] = BackgroundCompile(warm, what=kind)
     job = _jobs[kind]
     return None if job.done() else job
 
@@ -147,13 +152,16 @@ class InterimTick:
 
 
 class InterimEngine:
-    """The engine an object plays while ``job`` compiles: every name is ``job``'s plain-Python
-    engine's until the compile has ended; then ``switch`` is called (it gives the object the
-    compiled engine) and the name is the compiled engine's."""
+    """The kernels an object plays while ``job`` compiles: every name is the plain-Python module's
+    (``plain``, default ``job``'s engine) until the compile has ended; then ``switch`` is called (it
+    gives the object the compiled module) and the name is the compiled module's (``compiled``,
+    default the engine)."""
 
-    def __init__(self, job: BackgroundCompile, switch: Callable[[], None]):
+    def __init__(self, job: BackgroundCompile, switch: Callable[[], None], plain: Any = None, compiled: Any = None):
         self._job = job
         self._switch = switch
+        self._plain = job.engine if plain is None else plain
+        self._compiled = engine if compiled is None else compiled
 
     def check(self) -> bool:
         """Whether the compile has ended (and then the switch is made)."""
@@ -163,10 +171,7 @@ class InterimEngine:
         return False
 
     def __getattr__(self, name: str) -> Any:
-        if self._job.done():
-            self._switch()
-            return getattr(engine, name)
-        return getattr(self._job.engine, name)
+        return getattr(self._compiled if self.check() else self._plain, name)
 
 
 def _compile_main() -> None:

@@ -242,7 +242,8 @@ class NertzVectorEnv:
         args = (self.state, self._actions, self._cfg, self._table, self._speed, self._plan,
                 self.illegal_action_penalty, self.buffers)  # fmt: skip
         warm = functools.partial(_first_step, self.config, self.num_threads)
-        job = interim.background(f"vector {self.num_threads > 1}", warm, lambda: engine.is_cached(kernel, args))
+        kind = "the threaded vector env's kernels" if self.num_threads > 1 else "the vector env's kernels"
+        job = interim.background(kind, warm, lambda: engine.is_cached(kernel, args))
         return engine if job is None else interim.InterimEngine(job, self._go_compiled)
 
     def _go_compiled(self) -> None:

@@ -154,7 +154,7 @@ def test_the_background_process_makes_a_game_of_the_config_and_ends(capsys):
     wait_done(job)  # a warm cache: it loads the kernels and plays its tick
     assert job.returncode == 0
     err = capsys.readouterr().err
-    assert "the engine compiles in the background" in err and "compiled in the background in" in err
+    assert "compiled the kernels in the background in" in err
 
 
 def test_a_failed_background_compile_is_reported_and_the_game_compiles_itself(capsys, monkeypatch):
@@ -166,7 +166,7 @@ def test_a_failed_background_compile_is_reported_and_the_game_compiles_itself(ca
     wait_done(job)
     assert job.returncode == 3
     err = capsys.readouterr().err
-    assert "the background compile failed (exit 3)" in err and "no compiler here" in err
+    assert "the background compile of the kernels failed (exit 3)" in err and "no compiler here" in err
     game.step([0, 0])
     assert game.compiled
 
@@ -192,28 +192,100 @@ def test_the_plain_python_engine_is_a_second_copy_that_leaves_the_compiled_one_i
 
 def test_a_cold_start_plays_without_compiling_anything(tmp_path):
     """An empty cache: the parallel env deals and plays in plain Python, and this process compiles
-    no kernel (the background compile is a stand-in that sleeps)."""
+    no kernel of the engine; the agents decide in plain Python too, and of their kernels only the
+    check of their inputs compiles here (the background compiles are stand-ins that sleep)."""
     script = textwrap.dedent("""
         import sys
         from numba.core import event
         compiled = []
         class Count(event.Listener):
-            def on_start(self, ev): compiled.append(ev.data["dispatcher"].py_func.__name__)
+            def on_start(self, ev): compiled.append(ev.data["dispatcher"].py_func.__module__)
             def on_end(self, ev): pass
         event.register("numba:compile", Count())
-        from nertz_env import interim, nertz_v0
+        from nertz_env import agents, interim, nertz_v0
         class Sleeper(interim.BackgroundCompile):
-            def __init__(self, warm):
-                super().__init__(warm, command=[sys.executable, "-c", "import time; time.sleep(120)"])
+            def __init__(self, warm, **kw):
+                super().__init__(warm, command=[sys.executable, "-c", "import time; time.sleep(120)"], **kw)
         interim.BackgroundCompile = Sleeper
         env = nertz_v0.parallel_env(num_players=3)
-        env.reset(seed=0)
+        obs, _ = env.reset(seed=0)
         for _ in range(30):
             env.step({a: 0 for a in env.agents})
-        print(env.unwrapped.game.compiled, compiled, interim._jobs['game'].done())
-        interim._jobs['game'].stop()
+        print(env.unwrapped.game.compiled, compiled, sorted(job.done() for job in interim._jobs.values()))
+        players = [agents.make(name, config=env.unwrapped.config) for name in ("heuristic", "greedy")]
+        obs, *_ = env.step({a: players[i % 2].act(obs[a]) for i, a in enumerate(env.agents)})
+        print(sorted({m for m in compiled if m.startswith("nertz_env")}), len(interim._jobs))
+        for job in interim._jobs.values():
+            job.stop()
     """)
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "NERTZ_INTERIM": "1", "NERTZ_COMPILE_NOTICE": "0"}
-    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split("\n")[0] == "False [] False"
+    lines = out.stdout.split("\n")
+    assert lines[0] == "False [] [False]"  # no kernel at all
+    assert lines[1] == "['nertz_env.checks'] 3"  # the input check; the game's, heuristic's and greedy's jobs
+
+
+def decisions(agent, config: NertzConfig, ticks: int) -> tuple[list[list[int]], list[bool]]:
+    """The agent's choice for every seat of a compiled game, tick by tick, and whether its kernels
+    were the compiled ones at each tick."""
+    game = Game(config)
+    game.reset(seed=9)
+    chosen, compiled = [], []
+    for _ in range(ticks):
+        actions = agent.act_batch(game.obs, game.masks)
+        compiled.append(not any(isinstance(m, interim.InterimEngine) for m in agent._kernel_modules.values()))
+        chosen.append(actions.tolist())
+        game.step(actions)
+        if game.ended:
+            game.reset()
+    return chosen, compiled
+
+
+@pytest.mark.parametrize(("name", "options"), [("heuristic", {}), ("heuristic", {"depth": 2}), ("greedy", {}),
+                                               ("random", {})])  # fmt: skip
+def test_an_agent_that_goes_compiled_mid_game_makes_the_same_decisions(name, options, monkeypatch):
+    from nertz_env import agents
+
+    config = NertzConfig(num_players=3)
+    expected, compiled = decisions(agents.make(name, seed=4, config=config, **options), config, ticks=60)
+    assert all(compiled)
+    monkeypatch.setattr(interim, "background", lambda kind, warm, cached: SwitchAfter(20))
+    agent = agents.make(name, seed=4, config=config, **options)
+    copy_before = pickle.loads(pickle.dumps(agent))
+    got, compiled = decisions(agent, config, ticks=60)
+    assert compiled == [False] * 20 + [True] * 40  # the 21st decision finds the compile over
+    assert got == expected
+    assert decisions(copy_before, config, ticks=60)[0] == expected  # a copy chooses its kernels again
+
+
+def test_each_background_compile_plays_what_its_kind_needs():
+    """The functions the background process calls (here in this process): a game's deal and tick,
+    the vector env's deal, sampling and step on one and two threads, an agent's decision."""
+    from nertz_env import vector
+    from nertz_env.agents import base
+    from nertz_env.agents.heuristic import HeuristicAgent
+    from nertz_env.agents.scripted import GreedyAgent
+
+    config = NertzConfig(num_players=3, episode="match")
+    game_module._first_tick(config)
+    for threads in (1, 2):
+        vector._first_step(config, threads)
+    for cls in (HeuristicAgent, GreedyAgent):
+        base._first_decision(cls, config)
+        assert pickle.loads(pickle.dumps(functools.partial(base._first_decision, cls, config))).args == (cls, config)
+
+
+def test_the_evaluation_arena_plays_its_agents_compiled_from_the_first_decision(monkeypatch):
+    from nertz_env import agents
+    from nertz_env.agents import _kernels
+    from nertz_env.training.arena import Arena
+
+    monkeypatch.setattr(interim, "background", lambda kind, warm, cached: SwitchAfter(10**9))
+    config = NertzConfig(num_players=2)
+    greedy = agents.make("greedy", config=config)
+    Arena(config, [greedy, agents.make("random", config=config)])
+    game = Game(config)  # plain Python (the stand-in compile never ends), as a watched game is
+    game.reset(seed=1)
+    greedy.act_batch(game.obs, game.masks)
+    assert not game.compiled and greedy._kernel_modules == {_kernels.__name__: _kernels}

@@ -82,6 +82,8 @@ class Arena:
                 raise ValueError(f"agent {a!r} was built for {a.config}, not the arena's {config}")
         self.config = config
         self.agents = list(agents)
+        for agent in self.agents:
+            agent.interim = False  # thousands of hands: compiled kernels from the first (nertz_env.interim)
         self.batch_size = int(batch_size)
         self.catalogue = ActionCatalogue(config)
         self.layout = ObservationLayout(config)

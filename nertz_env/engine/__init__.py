@@ -13,7 +13,7 @@ agents and trainers use only the names below (and the named numbers of ``engine.
                    *_threaded twins), step_rules_batch (the rules alone), observe_batch (the observations
                    and masks alone), step_games (some games), Buffers, new_buffers; mask_plan,
                    state_vector, state_vectors, sample_legal_rows
-    Utilities      raw, Bound, HeldTick, stamp_compiled; python_engine (plain Python), is_cached, tick_is_cached
+    Utilities      raw, Bound, HeldTick, stamp_compiled; python_engine, python_modules, is_cached, tick_is_cached
 """
 
 from nertz_env.engine.cache import ensure_cache_dir, python_of, stamp_compiled
@@ -71,7 +71,7 @@ from nertz_env.engine.masks import mask_plan  # noqa: E402
 from nertz_env.engine.match import match_decision, match_winner, start_match  # noqa: E402
 from nertz_env.engine.moves import lay_on_foundation_tops, play_own_move  # noqa: E402
 from nertz_env.engine.observe import state_vector  # noqa: E402
-from nertz_env.engine.plain import is_cached, python_engine, tick_is_cached  # noqa: E402
+from nertz_env.engine.plain import is_cached, python_engine, python_modules, tick_is_cached  # noqa: E402
 from nertz_env.engine.rng import seed_streams  # noqa: E402
 from nertz_env.engine.state import (  # noqa: E402
     AIR_ACTION,
@@ -113,8 +113,8 @@ __all__ = [
     "PLAY_OBSERVE", "State", "builds_on", "builds_on_nertz", "copy_state", "deal", "deal_batch", "deal_batch_threaded",
     "deal_game", "dealt_decks", "fits_foundation", "is_cached", "lay_on_foundation_tops", "legal_mask", "legal_row",
     "mask_plan", "match_decision", "match_winner", "new_buffers", "new_state", "observe_and_mask", "observe_batch",
-    "partner_of", "play_game_tick", "play_own_move", "python_engine", "python_of", "r7_score", "rank", "raw", "red",
-    "sample_legal_rows", "sample_legal_rows_threaded", "seed_streams", "shuffle_deal", "stamp_compiled", "start_match",
-    "state_vector", "state_vectors", "step", "step_batch", "step_batch_threaded", "step_games", "step_rules_batch",
-    "tick_is_cached",
+    "partner_of", "play_game_tick", "play_own_move", "python_engine", "python_modules", "python_of", "r7_score", "rank",
+    "raw", "red", "sample_legal_rows", "sample_legal_rows_threaded", "seed_streams", "shuffle_deal", "stamp_compiled",
+    "start_match", "state_vector", "state_vectors", "step", "step_batch", "step_batch_threaded", "step_games",
+    "step_rules_batch", "tick_is_cached",
 ]

@@ -29,8 +29,9 @@ from numba.core.compiler_lock import global_compiler_lock
 from nertz_env.engine.bind import _hold, _play_held
 
 _PACKAGE = __name__.rpartition(".")[0]
-_lock = threading.Lock()
+_lock = threading.RLock()
 _python: types.ModuleType | None = None
+_modules: dict[str, types.ModuleType] = {}  # every plain-Python copy by name: the engine's, then others'
 
 
 def _ours(name: str) -> bool:
@@ -48,20 +49,56 @@ def python_engine() -> types.ModuleType:
 
 
 def _import_plain() -> types.ModuleType:
-    compiled = {name: module for name, module in sys.modules.items() if _ours(name)}
-    parent = sys.modules[_PACKAGE.rpartition(".")[0]]
+    return _import_again([_PACKAGE], _ours)[_PACKAGE]
+
+
+def python_modules(names: Sequence[str]) -> list[types.ModuleType]:
+    """The modules ``names`` (above the engine: an agent's kernels) imported again with numba's JIT
+    off, their imports of the engine answered by ``python_engine()``'s modules (once per process).
+    Name together modules that import one another, so that each copy imports the others' copies."""
+    python_engine()
+    with _lock:
+        missing = [name for name in names if name not in _modules]
+        if missing:
+            _import_again(missing, lambda name: name in missing)
+        return [_modules[name] for name in names]
+
+
+def _import_again(names: Sequence[str], again: Any) -> dict[str, types.ModuleType]:
+    """Import ``names`` with the JIT off, every module ``again(name)`` (and the plain copies made
+    before) taken from a fresh import or those copies; ``sys.modules`` and the packages' attributes
+    are put back as they were. The copies made are kept in ``_modules``."""
+    swapped = {name for name in sys.modules if again(name)} | set(_modules) | set(names)
+    before = {name: sys.modules[name] for name in swapped if name in sys.modules}
+    attributes = {name: _attribute(name) for name in swapped}
     was = numba.config.DISABLE_JIT
-    for name in compiled:
-        del sys.modules[name]
+    for name in swapped:
+        sys.modules.pop(name, None)
+    sys.modules.update(_modules)
     try:
-        numba.config.DISABLE_JIT = True  # read by njit as each function is decorated, and by this
-        return importlib.import_module(_PACKAGE)  # package's modules as they are imported
+        numba.config.DISABLE_JIT = True  # read by njit as each function is decorated, and by the
+        for name in names:  # engine's modules as they are imported
+            importlib.import_module(name)
+        made = {name: module for name, module in sys.modules.items() if again(name) and name not in _modules}
+        _modules.update(made)
+        return made
     finally:
         numba.config.DISABLE_JIT = was
-        for name in [name for name in sys.modules if _ours(name)]:
+        for name in [name for name in sys.modules if again(name) or name in _modules]:
             del sys.modules[name]
-        sys.modules.update(compiled)
-        setattr(parent, _PACKAGE.rpartition(".")[2], compiled[_PACKAGE])
+        sys.modules.update(before)
+        for name, value in attributes.items():
+            parent, _, child = name.rpartition(".")
+            if parent in sys.modules:
+                if value is None:
+                    sys.modules[parent].__dict__.pop(child, None)
+                else:
+                    setattr(sys.modules[parent], child, value)
+
+
+def _attribute(name: str) -> Any:
+    parent, _, child = name.rpartition(".")
+    return getattr(sys.modules.get(parent), child, None)
 
 
 def _loaded(dispatcher: Any, argtypes: tuple[Any, ...]) -> bool:
