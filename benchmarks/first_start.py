@@ -44,6 +44,8 @@ CASES = {
     # README "Start": the main job, on 50 deals (the play itself takes under a second)
     "main": ["-m", "nertz_env.training.cli", "eval", "--agents", "heuristic", "greedy", "greedy", "greedy",
              "--hands", "50", "--seed", "0"],
+    # a whole hand of `nertz watch` (heuristic and three greedy), printed without delay
+    "watch": ["-m", "nertz_env.training.cli", "watch", "--delay", "0", "--quiet"],
 }  # fmt: skip
 # With NERTZ_INTERIM=1: the first step (then the process ends, and its background compile with it),
 # and the steps until the env plays compiled.
@@ -57,6 +59,7 @@ INTERIM = {
         "    env.agents or env.reset()",
     ],
     ("vector", "first step"): CASES["vector"],
+    ("watch", "whole hand"): CASES["watch"],
     ("vector", "until compiled"): [
         "-c",
         "from nertz_env.vector import NertzVectorEnv; e = NertzVectorEnv(8, seed=0); e.reset()\n"
