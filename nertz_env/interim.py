@@ -14,7 +14,9 @@ numba compiles exactly those kernels into its on-disk cache (with the background
 loads the compiled kernels from the cache and plays on with them. Both engines play the same game
 byte for byte on the same arrays (``tests/test_interim.py``), so the switch changes the speed and
 nothing else. If the background compile fails, the game compiles in its own process at that tick,
-as it would have at the start, and says why.
+as it would have at the start, and says why. The scripted agents (``agents.base.Agent._kernel``)
+do the same with their kernel modules, imported again as plain Python over that engine
+(``engine.python_modules``); the evaluation arena plays its agents compiled from the start.
 
 ``NERTZ_INTERIM=0`` makes a first start compile before it plays instead (the test suite and the
 speed benchmarks set it); the default is ``1``. A process that ends stops its background compile;
