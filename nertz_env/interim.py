@@ -113,6 +113,7 @@ class BackgroundCompile:
 
 
 _jobs: dict[str, BackgroundCompile] = {}
+_cached: set[str] = set()  # the kinds whose kernels the cache held: every later object of them has the same types
 _announced = False  # the first background compile of the process says what happens
 
 
@@ -120,8 +121,12 @@ def background(kind: str, warm: Callable[[], None], cached: Callable[[], bool]) 
     """The process's background compile of ``kind`` (what it compiles: ``"a game's kernels"``), started with
     ``warm`` if need be; None when the caller should play compiled: ``cached()`` says its kernels
     load from the cache, the JIT is off, ``NERTZ_INTERIM=0``, or the compile has ended (and then
-    what it left uncached, if anything, compiles in this process, as without this module)."""
-    if not enabled() or cached():
+    what it left uncached, if anything, compiles in this process, as without this module).
+    ``cached()`` is asked until it says yes once for ``kind``."""
+    if not enabled() or kind in _cached:
+        return None
+    if cached():
+        _cached.add(kind)
         return None
     if kind not in _jobs:
         _jobs[kind] = BackgroundCompile(warm, what=kind)

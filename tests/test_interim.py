@@ -289,3 +289,15 @@ def test_the_evaluation_arena_plays_its_agents_compiled_from_the_first_decision(
     game.reset(seed=1)
     greedy.act_batch(game.obs, game.masks)
     assert not game.compiled and greedy._kernel_modules == {_kernels.__name__: _kernels}
+
+
+def test_a_kind_found_in_the_cache_is_not_probed_again(monkeypatch):
+    """Every object of a kind calls its kernels with the same types, so once the cache held them
+    the next object of that kind plays compiled without the probe (its typing costs as much as the
+    rest of a vector env's constructor)."""
+    monkeypatch.setenv("NERTZ_INTERIM", "1")
+    monkeypatch.setattr(interim, "_cached", set())
+    asked = []
+    assert interim.background("a kind", print, lambda: asked.append(1) or True) is None
+    assert interim.background("a kind", print, lambda: pytest.fail("probed again")) is None
+    assert asked == [1]
