@@ -59,13 +59,13 @@ INTERIM = {
         "    env.agents or env.reset()",
     ],
     ("vector", "first step"): CASES["vector"],
-    ("watch", "whole hand"): CASES["watch"],
     ("vector", "until compiled"): [
         "-c",
         "from nertz_env.vector import NertzVectorEnv; e = NertzVectorEnv(8, seed=0); e.reset()\n"
         "while not e.compiled:\n"
         "    e.step(e.sample_actions())",
     ],
+    ("watch", "whole hand"): CASES["watch"],
 }
 
 

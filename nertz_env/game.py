@@ -48,8 +48,7 @@ class Game:
         self._speed = config.speed_weights
         self._plan = engine.mask_plan(self.catalogue.table)
         self._actions = np.zeros(p, np.int64)
-        self._engine = engine  # the compiled engine, or while it compiles its plain-Python twin (interim)
-        self._tick = self._bind_tick(float(illegal_action_penalty))
+        self._tick = self._bind_tick(float(illegal_action_penalty))  # and self._engine
         self.seeded = False
         self.dealt = False  # a hand is on the table (reset or set_state)
         self._checked: OrderedDict[bytes, None] = OrderedDict()  # digests of tables known to be valid
@@ -61,7 +60,7 @@ class Game:
         )  # fmt: skip
         warm = functools.partial(_first_tick, self.config)  # what compiles a game's kernels in the background
         job = interim.background("a game's kernels", warm, lambda: engine.tick_is_cached(args))  # None: play compiled
-        self._engine = engine if job is None else job.engine
+        self._engine = engine if job is None else job.engine  # while it compiles, its plain-Python twin
         return engine.HeldTick(args) if job is None else interim.InterimTick(args, job, self._go_compiled)
 
     def _go_compiled(self) -> engine.HeldTick:

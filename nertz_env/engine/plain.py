@@ -19,7 +19,7 @@ import importlib
 import sys
 import threading
 import types
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numba
@@ -30,7 +30,6 @@ from nertz_env.engine.bind import _hold, _play_held
 
 _PACKAGE = __name__.rpartition(".")[0]
 _lock = threading.RLock()
-_python: types.ModuleType | None = None
 _modules: dict[str, types.ModuleType] = {}  # every plain-Python copy by name: the engine's, then others'
 
 
@@ -41,15 +40,10 @@ def _ours(name: str) -> bool:
 def python_engine() -> types.ModuleType:
     """The engine package imported again with numba's JIT off (once per process): the same names,
     each kernel a plain Python function. The compiled package stays what ``import`` gives."""
-    global _python
     with _lock:
-        if _python is None:
-            _python = _import_plain()
-        return _python
-
-
-def _import_plain() -> types.ModuleType:
-    return _import_again([_PACKAGE], _ours)[_PACKAGE]
+        if _PACKAGE not in _modules:
+            _import_again([_PACKAGE], _ours)
+        return _modules[_PACKAGE]
 
 
 def python_modules(names: Sequence[str]) -> list[types.ModuleType]:
@@ -64,7 +58,7 @@ def python_modules(names: Sequence[str]) -> list[types.ModuleType]:
         return [_modules[name] for name in names]
 
 
-def _import_again(names: Sequence[str], again: Any) -> dict[str, types.ModuleType]:
+def _import_again(names: Sequence[str], again: Callable[[str], bool]) -> None:
     """Import ``names`` with the JIT off, every module ``again(name)`` (and the plain copies made
     before) taken from a fresh import or those copies; ``sys.modules`` and the packages' attributes
     are put back as they were. The copies made are kept in ``_modules``."""
@@ -79,9 +73,7 @@ def _import_again(names: Sequence[str], again: Any) -> dict[str, types.ModuleTyp
         numba.config.DISABLE_JIT = True  # read by njit as each function is decorated, and by the
         for name in names:  # engine's modules as they are imported
             importlib.import_module(name)
-        made = {name: module for name, module in sys.modules.items() if again(name) and name not in _modules}
-        _modules.update(made)
-        return made
+        _modules.update({name: module for name, module in sys.modules.items() if again(name) and name not in _modules})
     finally:
         numba.config.DISABLE_JIT = was
         for name in [name for name in sys.modules if again(name) or name in _modules]:
