@@ -30,14 +30,26 @@ def test_repeats_and_json_record_every_rate(tmp_path, capsys):
     import json
 
     record = json.loads(out.read_text())
-    rates = record["results"]["sparse first layer"]["rates"]
+    rates = record["results"]["this trainer"]["rates"]
     assert record["repeats"] == 2 and len(rates) == 2 and all(r > 0 for r in rates)
-    assert record["results"]["sparse first layer"]["decisions_per_s"] == pytest.approx(sum(rates) / 2)
+    assert record["results"]["this trainer"]["decisions_per_s"] == pytest.approx(sum(rates) / 2)
     assert "over 2]" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["--repeats", "0", "--", *TINY])
     with pytest.raises(SystemExit):  # refused before any profiling
         main(["--json", str(tmp_path / "no" / "such" / "dir" / "p.json"), "--", *TINY])
+
+
+def test_the_catalogue_peer_times_the_same_updates_with_the_catalogue_sampler(tmp_path, capsys, monkeypatch):
+    from nertz_env.training import profile_selfplay
+
+    seen = []
+    monkeypatch.setattr(profile_selfplay, "profile", lambda argv, updates, dense: seen.append(list(argv)) or
+                        {**dict.fromkeys(PARTS, 0.1), "decisions_per_s": 1000.0 * len(seen)})  # fmt: skip
+    main(["--updates", "1", "--peer", "catalogue", "--", *TINY])
+    assert seen == [TINY, [*TINY, "--sampler", "catalogue"]]
+    out = capsys.readouterr().out
+    assert "catalogue sampler: 2,000 decisions/s" in out and "ratio: 0.50x" in out
 
 
 def test_a_run_is_profiled_from_its_checkpoint(tmp_path, monkeypatch):

@@ -168,6 +168,20 @@ def test_a_conflicting_flag_on_resume_is_an_error_naming_it(tmp_path, flag, valu
     assert res.returncode != 0 and f"{flag} {value} conflicts with the resumed run's {flag}" in res.stderr
 
 
+def test_a_checkpoint_from_before_the_sampler_flag_resumes_with_the_catalogue_sampler(tmp_path):
+    """Runs saved before ``--sampler`` drew with torch's Categorical over the catalogue: resumed,
+    they go on drawing so; a run saved with the flag keeps its own value."""
+    from nertz_env.training import train_selfplay
+
+    run(SELFPLAY, *TINY, "--total-steps", "80", "--eval-every", "0", "--run-dir", str(tmp_path))
+    path = tmp_path / "checkpoint.pt"
+    assert train_selfplay.start(["--resume", str(path)])[0].sampler == "pairs"
+    saved = torch.load(path, weights_only=False)
+    del saved["args"]["sampler"]
+    torch.save(saved, path)
+    assert train_selfplay.start(["--resume", str(path)])[0].sampler == "catalogue"
+
+
 def test_sb3_conflicting_mode_is_an_error(tmp_path):
     run(SB3, *SB3_TINY, "--out-dir", str(tmp_path), "--total-steps", "64", "--eval-every", "0")
     ckpt = next(tmp_path.iterdir()) / "checkpoint.zip"

@@ -1,6 +1,7 @@
 """The trainer's fast paths compute the same functions as the plain ones: the observation summary's
-sparse first layer (forward and weight gradient) against the dense matrix product, and the update's
-softmax over each row's legal pairs against the masked softmax over the whole catalogue."""
+sparse first layer (forward and weight gradient) against the dense matrix product, the update's
+softmax over each row's legal pairs against the masked softmax over the whole catalogue, and the
+rollout's draw over each row's legal pairs against that softmax's probabilities."""
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ torch = pytest.importorskip("torch", reason="the trained policies need torch (th
 from nertz_env import NertzConfig  # noqa: E402
 from nertz_env.agents.features import ActionFeatures  # noqa: E402
 from nertz_env.agents.policy import build_scorer, sparse_input  # noqa: E402
-from nertz_env.training.selfplay_ppo import _pair_log_softmax, _pair_of  # noqa: E402
+from nertz_env.training.selfplay_ppo import _pair_log_softmax, _pair_of, draw, sample_pairs  # noqa: E402
 from nertz_env.vector import NertzVectorEnv  # noqa: E402
 
 
@@ -88,3 +89,57 @@ def test_the_kept_transposed_weight_follows_every_change_of_the_weight():
     other = build_scorer(NertzConfig(num_players=2), lookahead=False)
     net.load_state_dict(other.state_dict())
     assert torch.equal(_transposed(w), other.body[0].weight.detach().t().contiguous())
+
+
+def test_sample_pairs_draws_each_legal_move_with_its_softmax_probability():
+    """Rows of 3, 1 and 5 legal moves, each repeated 20,000 times in one call: every move's count
+    matches its probability (chi-square per row kind, torch seeded), and every row gets one of its
+    own pairs."""
+    stats = pytest.importorskip("scipy.stats", reason="the chi-square test needs scipy")
+    kinds = [torch.tensor([0.5, -1.0, 2.0]), torch.tensor([0.3]), torch.tensor([1.0, 1.0, -2.0, 0.0, 3.0])]
+    reps = 20_000
+    scores = torch.cat(kinds).repeat(reps)
+    sizes = np.tile([len(k) for k in kinds], reps)
+    rows = np.repeat(np.arange(len(sizes)), sizes)
+    torch.manual_seed(0)
+    pair = sample_pairs(scores, rows, len(sizes))
+    np.testing.assert_array_equal(rows[pair], np.arange(len(sizes)))
+    within = (pair - (np.cumsum(sizes) - sizes)).reshape(reps, len(kinds))
+    for k, kind in enumerate(kinds):
+        counts = np.bincount(within[:, k], minlength=len(kind))
+        expected = torch.softmax(kind.double(), 0).numpy() * reps
+        if len(kind) == 1:
+            assert counts[0] == reps
+            continue
+        assert stats.chisquare(counts, expected).pvalue > 1e-3, (counts, expected)
+
+
+@pytest.mark.parametrize("rows, n, empty", [([0, 0, 2, 2], 3, 1), ([0, 1], 4, 2)])
+def test_sample_pairs_refuses_a_row_without_a_legal_move(rows, n, empty):
+    with pytest.raises(ValueError, match=f"{empty} of {n} rows hold no legal move"):
+        sample_pairs(torch.zeros(len(rows)), np.array(rows), n)
+
+
+def test_both_samplers_draw_legal_moves_and_catalogue_draws_as_categorical_did(batch):
+    """``draw``'s ``catalogue`` sampler is torch's ``Categorical`` over the masked catalogue, draw
+    for draw (what runs before ``--sampler`` trained with); ``pairs`` draws legal moves only and
+    reports their log-softmax over the row's pairs and the same values."""
+    config, obs, masks, rows, acts, feats = batch
+    net = build_scorer(config, (16,), 8, lookahead=False)
+    inputs = [torch.from_numpy(x) for x in (obs, rows, acts, feats)]
+    torch.manual_seed(5)
+    with torch.no_grad():
+        logits, value = net.score(*inputs)
+        dist = torch.distributions.Categorical(logits=logits)
+        expected = dist.sample()
+    torch.manual_seed(5)
+    moves, logprob, values = draw(net, "catalogue", obs, rows, acts, feats, "cpu")
+    np.testing.assert_array_equal(moves, expected.numpy())
+    assert torch.equal(logprob, dist.log_prob(expected)) and torch.equal(values, value)
+    moves, logprob, values = draw(net, "pairs", obs, rows, acts, feats, "cpu")
+    assert masks[np.arange(len(obs)), moves].all() and torch.equal(values, value)
+    assert draw(net, "pairs", obs, rows, acts, feats, "cpu", learner=False)[1:] == (None, None)
+    with torch.no_grad():
+        scores, _ = net.pair_scores(*inputs)
+        logp, _ = _pair_log_softmax(scores, inputs[1], len(obs))
+    torch.testing.assert_close(logprob, logp[torch.from_numpy(_pair_of(rows, acts, moves))])

@@ -1,12 +1,14 @@
 """Where the self-play trainer's time goes: learner decisions per second, end to end (rollout and
 update), and the split between the batched env, the move features, the teacher's labels, the
-rollout's forward pass, the opponents, GAE and the update.
+rollout's forward pass and draws, the opponents, GAE and the update.
 
 It builds the trainer of ``train_selfplay`` from the same flags (any of them may follow, e.g.
 ``--lookahead-features false`` for the search-free policy, ``--threads 2``), runs ``--updates``
 updates after one warm-up, and prints the median over them of each share and of the rate. With
 ``--peer dense`` it also times the same updates with the observation summary's first layer as a
-dense matrix product (``agents.policy``'s former path) in the same run, for the ratio.
+dense matrix product (``agents.policy``'s former path) in the same run, for the ratio; with
+``--peer catalogue``, the same updates with ``--sampler catalogue`` (rollouts drawing one number
+per catalogue entry, as runs did before the flag).
 
     python -m training.profile_selfplay --updates 5 -- --lookahead-features false --bc-steps 0
 
@@ -71,7 +73,10 @@ def repeated(argv: Sequence[str], updates: int, dense: bool, repeats: int) -> di
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--updates", type=int, default=5, help="updates timed after one warm-up (median over them)")
-    parser.add_argument("--peer", choices=["none", "dense"], default="none", help="also time the dense first layer")
+    parser.add_argument(
+        "--peer", choices=["none", "dense", "catalogue"], default="none",
+        help="also time the dense first layer, or the catalogue sampler, in the same run",
+    )  # fmt: skip
     parser.add_argument("--repeats", type=int, default=1, help="profiles run (medians over them)")
     parser.add_argument("--json", type=output_file(), default=None, help="also write the figures to this JSON file")
     parser.add_argument("trainer", nargs=argparse.REMAINDER, help="train_selfplay flags, after --")
@@ -80,8 +85,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         if getattr(a, name) < 1:
             parser.error(f"--{name} {getattr(a, name)}: accepted an integer >= 1")
     flags = [f for f in a.trainer if f != "--"]
-    runs = [("sparse first layer", False)] + ([("dense first layer", True)] if a.peer == "dense" else [])
-    results = {name: repeated(flags, a.updates, dense, a.repeats) for name, dense in runs}
+    peers = {"none": [], "dense": [("dense first layer", flags, True)],
+             "catalogue": [("catalogue sampler", [*flags, "--sampler", "catalogue"], False)]}  # fmt: skip
+    runs = [("this trainer", flags, False), *peers[a.peer]]
+    results = {name: repeated(argv, a.updates, dense, a.repeats) for name, argv, dense in runs}
     print(f"torch threads {torch.get_num_threads()}, trainer flags: {' '.join(flags) or '(defaults)'}")
     for name, r in results.items():
         split = ", ".join(f"{k} {100 * r[k]:.0f}%" for k in PARTS)
@@ -91,9 +98,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         first, second = results.values()
         print(f"ratio: {first['decisions_per_s'] / second['decisions_per_s']:.2f}x")
     if a.json:
-        record = {"torch_threads": torch.get_num_threads(), "trainer_flags": flags, "updates": a.updates,
-                  "repeats": a.repeats,
-                  "load_average": os.getloadavg(), "results": results}
+        record = {
+            "torch_threads": torch.get_num_threads(),
+            "trainer_flags": flags,
+            "updates": a.updates,
+            "repeats": a.repeats,
+            "load_average": os.getloadavg(),
+            "results": results,
+        }
         with open(a.json, "w") as f:
             json.dump(record, f, indent=1)
 

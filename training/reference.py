@@ -12,7 +12,8 @@ Algorithms (``ALGOS``), each trained for the task's ``agent_steps`` learner deci
   seat's observation (IPPO) or on ``state()`` (MAPPO);
 - ``ppo``: the project's own PPO (``training.train_selfplay``), search-free (no look-ahead
   features, no cloning), half the games in self-play, half against a pool of its snapshots and
-  the scripted ``greedy`` and ``heuristic``;
+  the scripted ``greedy`` and ``heuristic``; it draws with ``--sampler catalogue``, as the stored
+  results were trained;
 - ``maskable_ppo``: sb3-contrib MaskablePPO (``training.train_sb3 --mode selfplay``), one
   shared policy in every seat.
 
@@ -69,7 +70,8 @@ def trainer_command(algo: str, task: tasks.Task, seed: int, steps: int, upto: in
         head = ["--resume", str(ckpt)] if ckpt.exists() else [
             "--total-steps", str(steps), "--seed", str(seed), "--num-players", p, "--num-envs", "32", "--num-steps",
             "32", "--bc-steps", "0", "--lookahead-features", "false", "--eval-every", "0", "--run-dir", str(run_dir),
-            "--tensorboard", "false", *_rules(task)]  # fmt: skip
+            "--tensorboard", "false", "--sampler", "catalogue", *_rules(task)]  # fmt: skip
+        # --sampler catalogue: the draws the stored reference results were trained with.
         return [*py, "nertz_env.training.train_selfplay", *head, "--stop-after", str(updates), "--progress", "false"]
     if algo == "maskable_ppo":
         ckpt = next(run_dir.glob("*/checkpoint.zip"), None)

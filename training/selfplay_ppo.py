@@ -17,6 +17,7 @@ import torch
 
 from nertz_env import agents
 from nertz_env.config import NertzConfig
+from nertz_env.training.snapshots import StackedSnapshots
 from nertz_env.training.stats import win_shares
 
 
@@ -26,7 +27,8 @@ class Opponents:
     def __init__(self, args: Any, config: NertzConfig, rng: np.random.Generator):
         self.scripted = [agents.make_spec(spec, seed=args.seed, config=config) for spec in args.scripted]
         self.snapshots: list[torch.nn.Module] = []
-        self.pool_size, self.rng = args.pool_size, rng
+        self.pool_size, self.rng, self.sampler = args.pool_size, rng, args.sampler
+        self._stacked: StackedSnapshots | None = None  # of the snapshots it was built from
 
     def __len__(self) -> int:
         return len(self.scripted) + len(self.snapshots)
@@ -38,14 +40,38 @@ class Opponents:
     def draw(self, n: int) -> np.ndarray:
         return self.rng.integers(len(self), size=n)
 
+    def act_games(self, opponent: np.ndarray, obs: np.ndarray, masks: np.ndarray, device) -> np.ndarray:
+        """``[games, seats]``: the moves of the pool's seats, game ``g`` played by ``opponent[g]``
+        (``obs`` and ``masks`` ``[games, seats, ...]``). With the ``pairs`` sampler every snapshot
+        plays in one pass (``StackedSnapshots``); with ``catalogue``, one call per opponent, in
+        order, as before that sampler existed (the same draws)."""
+        games, seats = opponent.shape[0], obs.shape[1]
+        out = np.empty((games, seats), np.int64)
+        one_pass = self.sampler == "pairs" and len(self.snapshots) > 0
+        for who in np.unique(opponent):
+            if one_pass and who >= len(self.scripted):
+                continue
+            held = opponent == who
+            acts = self.act(int(who), obs[held].reshape(-1, obs.shape[-1]), masks[held].reshape(-1, masks.shape[-1]),
+                            device)  # fmt: skip
+            out[held] = acts.reshape(-1, seats)
+        held = opponent >= len(self.scripted)
+        if one_pass and held.any():
+            if self._stacked is None or self._stacked.nets != self.snapshots:
+                self._stacked = StackedSnapshots(self.snapshots)
+            o, m = obs[held].reshape(-1, obs.shape[-1]), masks[held].reshape(-1, masks.shape[-1])
+            rows, acts, feats = self._stacked.features(o, m)
+            who = np.repeat(opponent[held] - len(self.scripted), seats)
+            pair = sample_pairs(self._stacked.pair_scores(o, who, rows, acts, feats), rows, len(o))
+            out[held] = acts[pair].reshape(-1, seats)
+        return out
+
     def act(self, who: int, obs: np.ndarray, masks: np.ndarray, device) -> np.ndarray:
         if who < len(self.scripted):
             return self.scripted[who].act_batch(obs, masks)
-        with torch.no_grad():
-            logits, _ = self.snapshots[who - len(self.scripted)](
-                torch.from_numpy(obs).to(device), torch.from_numpy(masks).to(device)
-            )
-            return torch.distributions.Categorical(logits=logits).sample().cpu().numpy()
+        snapshot = self.snapshots[who - len(self.scripted)]
+        rows, acts, feats = snapshot.features(obs, masks)
+        return draw(snapshot, self.sampler, obs, rows, acts, feats, device, learner=False)[0]
 
 
 @dataclass
@@ -133,24 +159,13 @@ def collect(t: Any, buf: Rollout, loop: Loop, bc_coef: float) -> None:
         buf.rows.append(rows + step * n_learn)
         buf.acts.append(acts)
         buf.feats.append(feats)
-        with torch.no_grad():
-            logits, value = t.net.score(
-                torch.from_numpy(flat_obs).to(device),
-                torch.from_numpy(rows).to(device),
-                torch.from_numpy(acts).to(device),
-                torch.from_numpy(feats).to(device),
-            )
-            dist = torch.distributions.Categorical(logits=logits)
-            action = dist.sample()
+        action, logprob, value = draw(t.net, a.sampler, flat_obs, rows, acts, feats, device)
         t_net += time.perf_counter() - tn
-        buf.actions[step], buf.logprobs[step], buf.values[step] = action.cpu(), dist.log_prob(action).cpu(), value.cpu()
-        loop.actions.reshape(-1)[seats.learn_idx] = action.cpu().numpy()
+        buf.actions[step], buf.logprobs[step], buf.values[step] = torch.from_numpy(action), logprob, value
+        loop.actions.reshape(-1)[seats.learn_idx] = action
         to = time.perf_counter()
-        for who in np.unique(loop.opponent):  # the other seats of the mixed games
-            games = seats.mixed[loop.opponent == who]
-            loop.actions[games, 1:] = t.pool.act(
-                int(who), loop.obs[games, 1:].reshape(-1, D), loop.masks[games, 1:].reshape(-1, n_actions), device
-            ).reshape(len(games), P - 1)
+        mixed = seats.mixed  # the other seats of the mixed games
+        loop.actions[mixed, 1:] = t.pool.act_games(loop.opponent, loop.obs[mixed, 1:], loop.masks[mixed, 1:], device)
         te = time.perf_counter()
         t_opp += te - to
         loop.obs, loop.masks, rewards, terms, truncs, infos = t.envs.step(loop.actions)
@@ -224,14 +239,20 @@ def update(t: Any, buf: Rollout, adv: torch.Tensor, ret: torch.Tensor, cloning: 
     for _epoch in range(a.update_epochs):
         order = torch.randperm(batch_size)
         for start in range(0, batch_size, t.minibatch):
-            mb = order[start : start + t.minibatch].numpy()
+            mb_index = order[start : start + t.minibatch]
+            mb = mb_index.numpy()
             # The pairs of the minibatch's rows, renumbered 0 .. len(mb) - 1.
             counts = n_pairs[mb]
             offset = np.cumsum(counts) - counts
             mb_rows = torch.from_numpy(np.repeat(np.arange(len(mb)), counts)).to(device)
             pairs = np.repeat(first_pair[mb] - offset, counts) + np.arange(int(counts.sum()))
+            # index_select copies whole rows (an int8 observation row is 1631 bytes): about 20x
+            # faster than advanced indexing, which copies element by element; the same tensors.
             scores, value = t.net.pair_scores(
-                f_obs[mb].to(device), mb_rows, torch.from_numpy(all_acts[pairs]).to(device), all_feats[pairs].to(device)
+                f_obs.index_select(0, mb_index).to(device),
+                mb_rows,
+                torch.from_numpy(all_acts[pairs]).to(device),
+                all_feats.index_select(0, torch.from_numpy(pairs)).to(device),
             )
             logp, entropy = _pair_log_softmax(scores, mb_rows, len(mb))
             stats["entropy"] = entropy
@@ -264,6 +285,50 @@ def _pair_of(rows: np.ndarray, acts: np.ndarray, per_row: np.ndarray) -> np.ndar
     out = np.empty(len(per_row), np.int64)
     out[rows[hit]] = hit
     return out
+
+
+def draw(net, sampler: str, obs: np.ndarray, rows: np.ndarray, acts: np.ndarray, feats: np.ndarray, device,
+         learner: bool = True):  # fmt: skip
+    """``(moves, log-probabilities, values)`` of ``net``'s policy at each row of ``obs``, from the
+    legal (row, move) pairs ``rows``, ``acts`` and their features ``feats`` (``learner=False``, an
+    opponent's draw: the moves alone, the rest None). ``sampler`` (the trainer's ``--sampler``)
+    ``"pairs"``: ``sample_pairs``, one draw per legal move; ``"catalogue"``: torch's
+    ``Categorical`` over the whole masked catalogue, one draw per catalogue entry (the draws of
+    every run before the option, so their files are reproduced bit for bit). Both draw from the
+    same distribution."""
+    with torch.no_grad():
+        pairs = (torch.from_numpy(rows).to(device), torch.from_numpy(acts).to(device))
+        inputs = (torch.from_numpy(obs).to(device), *pairs, torch.from_numpy(feats).to(device))
+        if sampler == "catalogue":
+            logits, value = net.score(*inputs)
+            dist = torch.distributions.Categorical(logits=logits)
+            action = dist.sample()
+            if not learner:
+                return action.cpu().numpy(), None, None
+            return action.cpu().numpy(), dist.log_prob(action).cpu(), value.cpu()
+        scores, value = net.pair_scores(*inputs)
+        pair = sample_pairs(scores, rows, len(obs))
+        if not learner:
+            return acts[pair], None, None
+        logp, _ = _pair_log_softmax(scores, pairs[0], len(obs))
+        return acts[pair], logp[torch.from_numpy(pair).to(device)].cpu(), value.cpu()
+
+
+def sample_pairs(scores: torch.Tensor, rows: np.ndarray, n: int) -> np.ndarray:
+    """For each row ``0 .. n-1``, the index of one of its pairs drawn from the softmax of the
+    row's ``scores`` (``rows`` ascending, every row holding at least one pair). The exponential
+    race: with ``E ~ Exp(1)`` drawn per pair from torch's generator, the pair of largest
+    ``exp(score) / E``, i.e. of largest ``score - log E``, wins with its softmax probability. One
+    draw per legal move, where ``Categorical`` over the masked catalogue draws one per entry."""
+    key = (scores - torch.empty_like(scores).exponential_().log()).cpu().numpy()
+    counts = np.bincount(rows, minlength=n)
+    if len(counts) != n or not counts.all():
+        raise ValueError(f"sample_pairs: {n - np.count_nonzero(counts[:n])} of {n} rows hold no legal move")
+    top = np.maximum.reduceat(key, np.cumsum(counts) - counts)
+    hit = np.flatnonzero(key == top[rows])
+    first = np.ones(len(hit), np.bool_)  # a tie keeps the row's first pair
+    first[1:] = rows[hit[1:]] != rows[hit[:-1]]
+    return hit[first]
 
 
 def _pair_log_softmax(scores: torch.Tensor, rows: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor]:

@@ -9,7 +9,11 @@ The network (``agents.policy.build_scorer``) scores each legal move from that mo
 ``heuristic`` search of ``--lookahead-depth`` own moves gives it, unless ``--lookahead-features
 false``) plus a summary of the observation; illegal actions get a logit of -1e8 and no share of
 the entropy. ``--drop-features GROUP ...`` zeroes those groups of ``agents.features.FEATURE_GROUPS``
-in every feature vector, in both phases and in the saved policy's play (an ablation).
+in every feature vector, in both phases and in the saved policy's play (an ablation). Rollouts
+draw the learner's and the snapshots' moves from the softmax over each row's legal moves, one
+random number per legal move (``selfplay_ppo.sample_pairs``); ``--sampler catalogue`` draws as
+runs before the flag did, one per catalogue entry (same distribution, other draws: it reproduces
+their files bit for bit). A checkpoint saved before the flag resumes with ``catalogue``.
 
 Two phases in one run, on the same rollouts:
 
@@ -108,6 +112,12 @@ class Args:
     drop_features: tuple[str, ...] = arg(
         (), "feature groups zeroed in training and in the saved policy's play (an ablation)", choices=[*FEATURE_GROUPS]
     )
+    sampler: str = arg(
+        "pairs",
+        "how rollouts draw moves: pairs (one draw per legal move) or catalogue (one per catalogue entry, the draws "
+        "of runs before this flag; the same distribution)",
+        choices=["pairs", "catalogue"],
+    )
     learning_rate: float = arg(3e-4, "Adam learning rate")
     anneal_lr: bool = arg(True, "anneal the learning rate linearly to 0")
     gamma: float = arg(0.995, "discount factor")
@@ -137,6 +147,9 @@ class Args:
 REQUIRED = ("args", "update", "global_step", "net", "optimizer", "pool", "envs", "numpy_rng", "torch_rng", "obs")
 MAY_CHANGE = {"total_steps", "tensorboard"}  # on resume: the saved value unless given
 PER_CALL = {"resume", "stop_after", "progress"}  # on resume: this invocation's value
+# Flags added after runs were saved, with the value those runs trained with: a checkpoint
+# without the flag resumes as it began.
+BEFORE_FLAG = {"sampler": "catalogue"}
 
 
 def check_args(args: Args) -> None:
@@ -180,7 +193,7 @@ def start(argv: list[str] | None) -> tuple[Args, Path, dict[str, Any] | None]:
     args, given = parse_given(Args, argv)
     if args.resume:
         resume = load_torch_checkpoint(args.resume, REQUIRED)
-        args = resume_args(Args, resume["args"], args, given, MAY_CHANGE, PER_CALL)
+        args = resume_args(Args, {**BEFORE_FLAG, **resume["args"]}, args, given, MAY_CHANGE, PER_CALL)
         check_args(args)
         return args, Path(args.resume).parent, resume
     if args.bc_steps == -1:

@@ -1,0 +1,105 @@
+"""The opponent pool plays its snapshots in one pass (``training.snapshots.StackedSnapshots``):
+each snapshot's scores are its own network's, whichever rows the others hold, and the pool's
+moves are legal, the scripted seats' are the scripted agents' own, and the ``catalogue``
+sampler draws exactly what one call per opponent drew."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="the trainer needs torch (the training extra)")
+
+from nertz_env import NertzConfig, agents  # noqa: E402
+from nertz_env.agents.policy import build_scorer  # noqa: E402
+from nertz_env.training.selfplay_ppo import Opponents  # noqa: E402
+from nertz_env.training.snapshots import StackedSnapshots  # noqa: E402
+from nertz_env.vector import NertzVectorEnv  # noqa: E402
+
+
+def _nets(k: int, seed: int = 0):
+    torch.manual_seed(seed)
+    nets = [build_scorer(NertzConfig(), (32, 16), 8, lookahead=False) for _ in range(k)]
+    for net in nets:  # scores far apart, so that a wrong network shows
+        torch.nn.init.normal_(net.move_out.weight, std=2.0)
+        torch.nn.init.normal_(net.body[0].bias, std=0.5)
+    return [net.eval() for net in nets]
+
+
+@pytest.fixture(scope="module")
+def tables():
+    env = NertzVectorEnv(12, seed=7)
+    obs, masks = env.reset()
+    for _ in range(25):
+        obs, masks, *_ = env.step(env.sample_actions())
+    return obs, masks  # [12, 4, ...]
+
+
+@pytest.mark.parametrize("k, who_seed", [(1, 0), (3, 1), (4, 2)])
+def test_each_snapshot_scores_its_rows_as_its_own_network(tables, k, who_seed):
+    obs, masks = (x.reshape(-1, x.shape[-1]) for x in tables)
+    nets = _nets(k, who_seed)
+    who = np.random.default_rng(who_seed).integers(k, size=len(obs))
+    if k > 2:
+        who[who == 1] = 0  # a network that holds no row this tick
+    stacked = StackedSnapshots(nets)
+    rows, acts, feats = stacked.features(obs, masks)
+    scores = stacked.pair_scores(obs, who, rows, acts, feats)
+    for i, net in enumerate(nets):
+        with torch.no_grad():
+            own, _ = net.pair_scores(*(torch.from_numpy(x) for x in (obs, rows, acts, feats)))
+        mine = torch.from_numpy(who[rows] == i)
+        torch.testing.assert_close(scores[mine], own[mine], rtol=1e-5, atol=1e-5)
+
+
+def test_an_empty_stack_is_refused():
+    with pytest.raises(ValueError, match="at least one network"):
+        StackedSnapshots([])
+
+
+def _pool(sampler: str, nets) -> Opponents:
+    args = SimpleNamespace(scripted=("greedy",), seed=0, pool_size=len(nets), sampler=sampler)
+    pool = Opponents(args, NertzConfig(), np.random.default_rng(0))
+    for net in nets:
+        pool.add(net)
+    return pool
+
+
+def test_the_pool_plays_legal_moves_and_its_scripted_seats_play_their_agent(tables):
+    obs, masks = tables[0][:, 1:], tables[1][:, 1:]
+    pool = _pool("pairs", _nets(3))
+    opponent = np.array([0, 1, 2, 3, 1, 0, 3, 3, 2, 1, 0, 2])
+    torch.manual_seed(0)
+    moves = pool.act_games(opponent, obs, masks, "cpu")
+    assert moves.shape == (12, 3)
+    assert all(masks[g, s, moves[g, s]] for g in range(12) for s in range(3))
+    held = opponent == 0
+    o, m = obs[held].reshape(-1, obs.shape[-1]), masks[held].reshape(-1, masks.shape[-1])
+    np.testing.assert_array_equal(moves[held].reshape(-1), agents.make("greedy").act_batch(o, m))
+    assert pool._stacked.nets == pool.snapshots
+    pool.add(_nets(1, 9)[0])  # the pool changed: the next pass stacks the new snapshots
+    pool.act_games(opponent, obs, masks, "cpu")
+    assert pool._stacked.nets == pool.snapshots and len(pool.snapshots) == 3
+
+
+def test_the_catalogue_sampler_draws_as_one_call_per_opponent(tables):
+    """What the trainer drew before the pairs sampler: one call per opponent in order, each
+    snapshot's moves from torch's Categorical over the catalogue."""
+    obs, masks = tables[0][:, 1:], tables[1][:, 1:]
+    nets = _nets(2)
+    pool = _pool("catalogue", nets)
+    opponent = np.array([2, 1, 0, 2, 2, 1, 0, 1, 2, 0, 1, 2])
+    torch.manual_seed(3)
+    moves = pool.act_games(opponent, obs, masks, "cpu")
+    torch.manual_seed(3)
+    expected = np.empty_like(moves)
+    for who in np.unique(opponent):
+        held = opponent == who
+        o, m = obs[held].reshape(-1, obs.shape[-1]), masks[held].reshape(-1, masks.shape[-1])
+        if who == 0:
+            expected[held] = agents.make("greedy").act_batch(o, m).reshape(-1, 3)
+            continue
+        with torch.no_grad():
+            logits, _ = pool.snapshots[who - 1](torch.from_numpy(o), torch.from_numpy(m))
+        expected[held] = torch.distributions.Categorical(logits=logits).sample().numpy().reshape(-1, 3)
+    np.testing.assert_array_equal(moves, expected)
