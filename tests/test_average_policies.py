@@ -1,0 +1,62 @@
+"""``training.average_policies``: the mean of a run's last kept policies, as one policy file that
+plays, and clear errors for what cannot be averaged."""
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="trained policies need torch (the training extra)")
+
+from nertz_env import NertzConfig, agents  # noqa: E402
+from nertz_env.agents.policy import build_scorer, load_network, save_policy  # noqa: E402
+from nertz_env.training.average_policies import average, kept_policies, main  # noqa: E402
+
+
+def _keep(run, decisions: int, seed: int, hidden=(16,), config=None):
+    torch.manual_seed(seed)
+    config = config or NertzConfig()
+    net = build_scorer(config, hidden, 8, lookahead=False)
+    path = run / "policies" / f"policy_{decisions:010d}.pt"
+    return save_policy(path, net, config, hidden, extra={"global_step": decisions}, action_hidden=8)
+
+
+def test_the_last_policies_average_weight_by_weight_and_play(tmp_path):
+    files = [_keep(tmp_path, d, seed) for seed, d in enumerate((900, 1000, 1100))]
+    assert kept_policies(tmp_path) == files  # by decisions, oldest first
+    main([str(tmp_path), "--last", "2", "--out", str(tmp_path / "avg.pt")])
+    net, _, blob = load_network(tmp_path / "avg.pt")
+    older, newer = (load_network(f)[0].state_dict() for f in files[1:])
+    for name, value in net.state_dict().items():
+        torch.testing.assert_close(value, (older[name] + newer[name]) / 2)
+    assert blob["extra"]["averaged"] == [str(f) for f in files[1:]] and blob["extra"]["global_step"] == 1100
+    env_agent = agents.make("policy", path=str(tmp_path / "avg.pt"))
+    from nertz_env.vector import NertzVectorEnv
+
+    env = NertzVectorEnv(4, seed=1)
+    obs, masks = env.reset()
+    for _ in range(20):
+        acts = env_agent.act_batch(obs.reshape(-1, obs.shape[-1]), masks.reshape(-1, masks.shape[-1]))
+        assert masks.reshape(-1, masks.shape[-1])[range(len(acts)), acts].all()
+        obs, masks, *_ = env.step(acts.reshape(4, -1))
+
+
+def test_what_cannot_be_averaged_is_refused_with_the_reason(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main([str(tmp_path / "none"), "--out", str(tmp_path / "a.pt")])
+    assert "no run directory" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([str(tmp_path), "--out", str(tmp_path / "a.pt")])
+    assert "holds no kept policies" in capsys.readouterr().err
+    _keep(tmp_path, 100, 0)
+    with pytest.raises(SystemExit):
+        main([str(tmp_path), "--last", "3", "--out", str(tmp_path / "a.pt")])
+    assert "keeps 1 policies, fewer than --last 3" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([str(tmp_path), "--last", "0", "--out", str(tmp_path / "a.pt")])
+    assert "--last 0" in capsys.readouterr().err
+    other = _keep(tmp_path, 200, 1, hidden=(32,))
+    with pytest.raises(ValueError, match="not the same network and rules"):
+        average(kept_policies(tmp_path), tmp_path / "a.pt")
+    other.unlink()
+    _keep(tmp_path, 200, 1, config=NertzConfig(num_players=3))
+    with pytest.raises(ValueError, match="not the same network and rules"):
+        average(kept_policies(tmp_path), tmp_path / "a.pt")
+    assert not (tmp_path / "a.pt").exists()
