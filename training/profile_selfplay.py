@@ -88,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     peers = {"none": [], "dense": [("dense first layer", flags, True)],
              "catalogue": [("catalogue sampler", [*flags, "--sampler", "catalogue"], False)]}  # fmt: skip
     runs = [("this trainer", flags, False), *peers[a.peer]]
-    results = {name: repeated(argv, a.updates, dense, a.repeats) for name, argv, dense in runs}
+    results = {name: repeated(trainer_flags, a.updates, dense, a.repeats) for name, trainer_flags, dense in runs}
     print(f"torch threads {torch.get_num_threads()}, trainer flags: {' '.join(flags) or '(defaults)'}")
     for name, r in results.items():
         split = ", ".join(f"{k} {100 * r[k]:.0f}%" for k in PARTS)

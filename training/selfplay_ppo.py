@@ -47,23 +47,20 @@ class Opponents:
         order, as before that sampler existed (the same draws)."""
         games, seats = opponent.shape[0], obs.shape[1]
         out = np.empty((games, seats), np.int64)
-        one_pass = self.sampler == "pairs" and len(self.snapshots) > 0
-        for who in np.unique(opponent):
-            if one_pass and who >= len(self.scripted):
-                continue
+        together = (opponent >= len(self.scripted)) & (self.sampler == "pairs")  # the snapshots' games
+        for who in np.unique(opponent[~together]):
             held = opponent == who
             acts = self.act(int(who), obs[held].reshape(-1, obs.shape[-1]), masks[held].reshape(-1, masks.shape[-1]),
                             device)  # fmt: skip
             out[held] = acts.reshape(-1, seats)
-        held = opponent >= len(self.scripted)
-        if one_pass and held.any():
+        if together.any():
             if self._stacked is None or self._stacked.nets != self.snapshots:
                 self._stacked = StackedSnapshots(self.snapshots)
-            o, m = obs[held].reshape(-1, obs.shape[-1]), masks[held].reshape(-1, masks.shape[-1])
+            o, m = obs[together].reshape(-1, obs.shape[-1]), masks[together].reshape(-1, masks.shape[-1])
             rows, acts, feats = self._stacked.features(o, m)
-            who = np.repeat(opponent[held] - len(self.scripted), seats)
+            who = np.repeat(opponent[together] - len(self.scripted), seats)
             pair = sample_pairs(self._stacked.pair_scores(o, who, rows, acts, feats), rows, len(o))
-            out[held] = acts[pair].reshape(-1, seats)
+            out[together] = acts[pair].reshape(-1, seats)
         return out
 
     def act(self, who: int, obs: np.ndarray, masks: np.ndarray, device) -> np.ndarray:
