@@ -27,8 +27,8 @@ import numpy as np
 from numba import njit
 
 from nertz_env.actions import CALL, DRAW, NERTZ, TO_FOUNDATION, TO_WORK, WAIT, WASTE, WORK_SOURCE
-from nertz_env.agents._judge import race_cards
-from nertz_env.agents._kernels import read_top, read_tops, read_waste, read_work
+from nertz_env.agents._judge import cycle_useful, race_cards, useful
+from nertz_env.agents._kernels import read_stock, read_top, read_tops, read_waste, read_work
 from nertz_env.agents._search import MAX_DEPTH, pick_moves, score_moves
 from nertz_env.agents.base import (
     O_BLOCK,
@@ -45,7 +45,7 @@ from nertz_env.agents.base import (
     O_WORK_PILES,
     observation_offsets,
 )
-from nertz_env.config import C_BONUS, C_PENALTY, NertzConfig
+from nertz_env.config import C_BONUS, C_DRAW, C_PENALTY, NertzConfig
 from nertz_env.engine import builds_on, fits_foundation, lay_on_foundation_tops, r7_score, rank, stamp_compiled
 from nertz_env.engine.constants import T_COUNT, T_DEST, T_KIND, T_SOURCE
 
@@ -63,9 +63,17 @@ from nertz_env.engine.constants import T_COUNT, T_DEST, T_KIND, T_SOURCE
     F_NERTZ_FOLLOWS, F_NERTZ_TO_FOUNDATION_AFTER,
     F_LOOKAHEAD, F_LOOKAHEAD_GAP, F_SHOULD_CALL,  # the heuristic's look-ahead (agents._search)
     F_NERTZ_LEFT, F_LEAD, F_SPACES, F_SINCE_PROGRESS, F_STOCK_LEFT, F_WASTE_LEFT,  # the row's own facts
-) = range(36)
+    # The stock cycle (R4.1, the viewer's memory of R9), only with ``cycle``:
+    F_STOCK_KNOWN,  # the viewer knows what its stock will turn (or it is empty: DRAW flips the waste)
+    F_TURNED_TO_FOUNDATION, F_TURNED_TO_WORK, F_TURNED_NERTZ_ONTO,  # DRAW: the card it turns up
+    F_COVERS_PLAYABLE,  # DRAW: the waste top it covers goes to a foundation or a work pile now
+    F_CYCLE_AFTER, F_CYCLE_GAIN,  # useful cards the cycle shows after the move, and the change
+    F_DRAWS_TO_USEFUL,  # DRAW: 1 / the draws until a useful card shows on the waste top
+) = range(44)
 # fmt: on
-N_FEATURES = 36
+N_FEATURES = 36  # the columns every move-scoring policy reads
+N_CYCLE_FEATURES = 44  # with the stock-cycle columns (``ActionFeatures(cycle=True)``)
+CYCLE_COLUMNS = tuple(range(N_FEATURES, N_CYCLE_FEATURES))
 LOOKAHEAD_COLUMNS = (F_LOOKAHEAD, F_LOOKAHEAD_GAP, F_SHOULD_CALL)
 # Named groups of columns, each column in exactly one, for ablations: a policy trained and played
 # with a group zeroed (``ActionFeatures(drop_features=...)``, ``train_selfplay --drop-features``).
@@ -80,6 +88,7 @@ FEATURE_GROUPS: dict[str, tuple[int, ...]] = {
               F_NERTZ_TO_FOUNDATION_AFTER),  # the Nertz pile: turned, emptied, or its top playable after the move
     "lookahead": LOOKAHEAD_COLUMNS,  # the heuristic's search (zero anyway without lookahead)
     "table": (F_NERTZ_LEFT, F_LEAD, F_SPACES, F_SINCE_PROGRESS, F_STOCK_LEFT, F_WASTE_LEFT),  # the row's own facts
+    "cycle": CYCLE_COLUMNS,  # the stock cycle (zero anyway without cycle)
 }  # fmt: skip
 
 
@@ -164,14 +173,66 @@ def _card_features(f, kind, src, dst, n, nertz_top, n_left, waste, waste_len, wo
         f[F_NERTZ_TO_FOUNDATION_AFTER] = 1.0 if fits_foundation(nertz_top, after) else 0.0
 
 
+@njit(cache=True, inline="always")
+def _playable(card, tops, work, work_len) -> bool:
+    """``card`` goes to a foundation (R4.2) or onto one of the viewer's work piles (R4.3) now."""
+    playable = fits_foundation(card, tops)
+    for j in range(work_len.shape[0]):
+        playable = playable or (work_len[j] > 0 and builds_on(card, work[j, work_len[j] - 1]))
+    return playable
+
+
+@njit(cache=True, inline="always")
+def _draw_features(f, nertz_top, waste, w, stock, k, n_draw, work, work_len, tops, buf) -> int:
+    """DRAW's columns of the stock cycle (R4.1): the card it turns up, the waste top it covers and
+    the draws until a useful card shows; returns the useful cards of the cycle after it."""
+    if w > 0 and _playable(waste[w - 1], tops, work, work_len):
+        f[F_COVERS_PLAYABLE] = 1.0
+    if k == 0:  # the stock is empty: DRAW turns the waste over, its bottom card first to turn
+        return cycle_useful(buf, 0, waste, w, n_draw, nertz_top, tops)
+    d = min(n_draw, k)
+    turned = stock[d - 1]
+    f[F_TURNED_TO_FOUNDATION] = 1.0 if fits_foundation(turned, tops) else 0.0
+    f[F_TURNED_TO_WORK] = 1.0 if _playable(turned, tops, work, work_len) and not fits_foundation(turned, tops) else 0.0
+    f[F_TURNED_NERTZ_ONTO] = 1.0 if nertz_top >= 0 and builds_on(nertz_top, turned) else 0.0
+    for i in range((k + n_draw - 1) // n_draw):
+        if useful(stock[min((i + 1) * n_draw, k) - 1], nertz_top, tops):
+            f[F_DRAWS_TO_USEFUL] = 1.0 / (i + 1)
+            break
+    buf[:w] = waste[:w]
+    buf[w : w + d] = stock[:d]
+    return cycle_useful(buf, w + d, stock[d:], k - d, n_draw, nertz_top, tops)
+
+
+@njit(cache=True, inline="always")
+def _cycle_features(f, kind, src, nertz_top, waste, w, stock, k, n_draw, work, work_len, tops, after, before, buf):
+    """The stock-cycle columns of a move (``CYCLE_COLUMNS``), when the viewer knows its stock
+    (``k >= 0``, its length; R9 memory): what a DRAW turns up, and the useful cards
+    (``_judge.cycle_useful``) the cycle shows after the move against ``before`` it. A Nertz move
+    counts with the Nertz top unknown; a card move with ``after``, the foundation tops after it."""
+    if k < 0:
+        return
+    f[F_STOCK_KNOWN] = 1.0
+    if kind == DRAW:
+        now = _draw_features(f, nertz_top, waste, w, stock, k, n_draw, work, work_len, tops, buf)
+    elif kind in (WAIT, CALL):
+        now = before
+    else:
+        now = cycle_useful(waste, w - 1 if src == WASTE else w, stock, k, n_draw, -1 if src == NERTZ else nertz_top,
+                           after)  # fmt: skip
+    f[F_CYCLE_AFTER] = min(now, 12) / 6.0
+    f[F_CYCLE_GAIN] = max(-2.0, min(2.0, (now - before) / 3.0))
+
+
 @njit(cache=True)
 def fill_features(
-    obs, masks, table, off, cfg, params, rows_single, ww_row, rows_eval, n_nertz, lookahead, feats, choice
+    obs, masks, table, off, cfg, params, rows_single, ww_row, rows_eval, n_nertz, lookahead, cycle, feats, choice
 ):
     """``feats[k]``: the features of the ``k``-th legal (row, action) pair in row-major order; the
     ``LOOKAHEAD_COLUMNS`` are computed only with ``lookahead`` (else they stay zero), and then
     ``choice[row]`` is what the ``heuristic`` of ``params`` plays (the same search, picked by
-    ``agents._search.pick_moves``)."""
+    ``agents._search.pick_moves``); the ``CYCLE_COLUMNS`` only with ``cycle`` (``feats`` is then
+    ``N_CYCLE_FEATURES`` wide, else ``N_FEATURES``)."""
     n_rows, n_actions = masks.shape
     n_work, n_players, block = off[O_WORK_PILES], off[O_PLAYERS], off[O_BLOCK]
     values = np.empty((n_rows, n_actions), np.float64)
@@ -187,6 +248,9 @@ def fill_features(
     opp_work = np.zeros((n_work, 13), np.int64)
     opp_len = np.zeros(n_work, np.int64)
     contested = np.zeros(52, np.int64)
+    stock = np.zeros(52, np.int64)
+    buf = np.zeros(52, np.int64)
+    n_draw = cfg[C_DRAW]
     k = 0
     for row in range(n_rows):
         o = obs[row]
@@ -200,6 +264,10 @@ def fill_features(
         for j in range(n_work):
             spaces += work_len[j] == 0
         lead = _lead(o, off, n_players, block, cfg)
+        known = -1  # the stock's length when the viewer knows it (R9), else -1
+        if cycle:
+            known = 0 if o[off[O_STOCK_COUNT]] == 0 else read_stock(o, off, stock)
+        before = cycle_useful(waste, waste_len, stock, known, n_draw, nertz_top, tops) if known >= 0 else 0
         vmax = -np.inf
         for a in range(n_actions):
             if lookahead and masks[row, a] != 0 and values[row, a] > vmax:
@@ -232,6 +300,9 @@ def fill_features(
                 _card_features(
                     f, kind, src, dst, n, nertz_top, n_left, waste, waste_len, work, work_len, tops, after, contested
                 )
+            if cycle:
+                _cycle_features(f, kind, src, nertz_top, waste, waste_len, stock, known, n_draw, work, work_len, tops,
+                                after, before, buf)  # fmt: skip
     return k
 
 
@@ -253,15 +324,22 @@ class ActionFeatures:
     look-ahead behind ``LOOKAHEAD_COLUMNS`` (``True``: its default depth); ``False`` or 0 leaves
     those columns at zero, for policies that must learn without it. ``drop_features`` names
     ``FEATURE_GROUPS`` whose columns are zeroed after filling (an ablation); the search behind
-    ``choice`` is unaffected."""
+    ``choice`` is unaffected. ``cycle`` adds the ``CYCLE_COLUMNS`` (``width`` is then
+    ``N_CYCLE_FEATURES``, else ``N_FEATURES``)."""
 
     def __init__(
-        self, config: NertzConfig | None = None, lookahead: bool | int = True, drop_features: str | Iterable[str] = ()
+        self,
+        config: NertzConfig | None = None,
+        lookahead: bool | int = True,
+        drop_features: str | Iterable[str] = (),
+        cycle: bool = False,
     ):
         from nertz_env.agents.heuristic import DEFAULTS, HeuristicAgent
 
+        self.cycle = bool(cycle)
+        self.width = N_CYCLE_FEATURES if self.cycle else N_FEATURES
         self.drop_features = feature_groups(drop_features)  # the group names, once each, in the order given
-        self.dropped_columns = list(feature_columns(self.drop_features))
+        self.dropped_columns = [c for c in feature_columns(self.drop_features) if c < self.width]
         self.depth = lookahead_depth(lookahead, DEFAULTS["depth"])
         teacher = HeuristicAgent(config, depth=self.depth or DEFAULTS["depth"])
         self.config = teacher.config
@@ -280,11 +358,12 @@ class ActionFeatures:
         obs = np.ascontiguousarray(obs, dtype=np.int8)
         masks = np.ascontiguousarray(masks, dtype=np.int8)
         rows, acts = np.nonzero(masks)
-        feats = np.empty((len(rows), N_FEATURES), np.float32)
+        feats = np.empty((len(rows), self.width), np.float32)
         choice = np.full(len(obs), -1, np.int64)
         fill_features(
-            obs, masks, self.table, self.offsets, self.cfg, self.params, *self._rows, self.lookahead, feats, choice
-        )
+            obs, masks, self.table, self.offsets, self.cfg, self.params, *self._rows, self.lookahead, self.cycle, feats,
+            choice,
+        )  # fmt: skip
         if self.dropped_columns:
             feats[:, self.dropped_columns] = 0.0
         return rows, acts, feats, choice

@@ -54,6 +54,14 @@ def _torch():
     return torch
 
 
+def _orthogonal(nn, gain: float, *layers) -> None:
+    """Orthogonal weights of ``gain`` and zero biases for the ``nn.Linear`` among ``layers``, in order."""
+    for m in layers:
+        if isinstance(m, nn.Linear):
+            nn.init.orthogonal_(m.weight, gain)
+            nn.init.zeros_(m.bias)
+
+
 def build_network(obs_dim: int, n_actions: int, high: np.ndarray, hidden: tuple[int, ...] = (256, 256)):
     """The actor-critic MLP: observations scaled by the layout's ``high`` into [0, 1]."""
     torch = _torch()
@@ -71,14 +79,9 @@ def build_network(obs_dim: int, n_actions: int, high: np.ndarray, hidden: tuple[
             self.body = nn.Sequential(*layers)
             self.policy_head = nn.Linear(size, n_actions)
             self.value_head = nn.Linear(size, 1)
-            for m in self.body:
-                if isinstance(m, nn.Linear):
-                    nn.init.orthogonal_(m.weight, np.sqrt(2))
-                    nn.init.zeros_(m.bias)
-            nn.init.orthogonal_(self.policy_head.weight, 0.01)
-            nn.init.zeros_(self.policy_head.bias)
-            nn.init.orthogonal_(self.value_head.weight, 1.0)
-            nn.init.zeros_(self.value_head.bias)
+            _orthogonal(nn, np.sqrt(2), *self.body)
+            _orthogonal(nn, 0.01, self.policy_head)
+            _orthogonal(nn, 1.0, self.value_head)
 
         def forward(self, obs, mask):
             """Masked logits (illegal actions at a large negative number) and values."""
@@ -127,13 +130,8 @@ def sparse_input(obs: np.ndarray, scale: np.ndarray, transposed: bool):
     if transposed:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", "Sparse CSR tensor support is in beta", UserWarning)
-            xt = torch.sparse_csr_tensor(
-                torch.from_numpy(crow),
-                torch.from_numpy(trow),
-                torch.from_numpy(tval),
-                size=(d, n),
-                check_invariants=False,
-            )
+            xt = torch.sparse_csr_tensor(torch.from_numpy(crow), torch.from_numpy(trow), torch.from_numpy(tval),
+                                         size=(d, n), check_invariants=False)  # fmt: skip
     return torch.from_numpy(idx), torch.from_numpy(vals), torch.from_numpy(offsets), xt
 
 
@@ -172,6 +170,7 @@ def build_scorer(
     action_hidden: int = 64,
     lookahead: bool | int = True,
     drop_features: tuple[str, ...] = (),
+    cycle: bool = False,
 ):
     """The move-scoring actor-critic: ``logit[a] = head(relu(state(obs) + move(features[a]) + embed[a]))``
     over the legal moves only, the value from the state summary alone.
@@ -181,11 +180,12 @@ def build_scorer(
     ``score(obs, rows, actions, feats)`` with the pairs of ``agents.features.ActionFeatures``.
     ``lookahead`` is the depth of the ``heuristic``'s look-ahead in the features (``True``: its
     default depth; ``False`` or 0: features without the look-ahead values). ``drop_features``
-    names ``agents.features.FEATURE_GROUPS`` zeroed in every feature vector (an ablation)."""
+    names ``agents.features.FEATURE_GROUPS`` zeroed in every feature vector (an ablation); ``cycle``
+    adds the stock-cycle columns (``agents.features.CYCLE_COLUMNS``)."""
     torch = _torch()
     nn = torch.nn
     from nertz_env.actions import ActionCatalogue
-    from nertz_env.agents.features import N_FEATURES, ActionFeatures
+    from nertz_env.agents.features import ActionFeatures
 
     layout = ObservationLayout(config)
     n_actions = len(ActionCatalogue(config))
@@ -194,7 +194,8 @@ def build_scorer(
     class MoveScorer(nn.Module):
         def __init__(self):
             super().__init__()
-            self.features = ActionFeatures(config, lookahead=lookahead, drop_features=drop_features)
+            self.features = ActionFeatures(config, lookahead=lookahead, drop_features=drop_features, cycle=cycle)
+            self.cycle = self.features.cycle  # saved
             self.lookahead = self.features.depth  # saved as the depth (0: none)
             self.drop_features = self.features.drop_features  # saved as the group names
             self.n_actions = n_actions
@@ -208,19 +209,14 @@ def build_scorer(
             self.body = nn.Sequential(*layers)
             self.value_head = nn.Linear(size, 1)
             self.state_in = nn.Linear(size, action_hidden)
-            self.move_in = nn.Linear(N_FEATURES, action_hidden)
+            self.move_in = nn.Linear(self.features.width, action_hidden)
             self.embed = nn.Embedding(n_actions, action_hidden)
             self.move_mid = nn.Linear(action_hidden, action_hidden)
             self.move_out = nn.Linear(action_hidden, 1)
-            for m in [*self.body, self.state_in, self.move_in, self.move_mid]:
-                if isinstance(m, nn.Linear):
-                    nn.init.orthogonal_(m.weight, np.sqrt(2))
-                    nn.init.zeros_(m.bias)
+            _orthogonal(nn, np.sqrt(2), *self.body, self.state_in, self.move_in, self.move_mid)
             nn.init.normal_(self.embed.weight, std=0.1)
-            nn.init.orthogonal_(self.move_out.weight, 0.01)
-            nn.init.zeros_(self.move_out.bias)
-            nn.init.orthogonal_(self.value_head.weight, 1.0)
-            nn.init.zeros_(self.value_head.bias)
+            _orthogonal(nn, 0.01, self.move_out)
+            _orthogonal(nn, 1.0, self.value_head)
 
         def summary(self, obs):
             """The observation summary ``body(obs * scale)`` (``_summary``)."""
@@ -265,6 +261,7 @@ def save_policy(path: str | Path, network, config: NertzConfig, hidden: tuple[in
         "action_hidden": action_hidden,
         "lookahead": getattr(network, "lookahead", None),
         "drop_features": list(getattr(network, "drop_features", ())),
+        "cycle": bool(getattr(network, "cycle", False)),
         "state_dict": {k: v.detach().cpu() for k, v in network.state_dict().items()},
         "extra": extra or {},
     }
@@ -292,8 +289,9 @@ def load_network(path: str | Path):
         cfg["speed"] = tuple(cfg["speed"])
     config = NertzConfig(**cfg)
     if blob["format"] == FORMAT:
-        dropped = tuple(blob.get("drop_features") or ())  # files from before the setting drop none
-        net = build_scorer(config, tuple(blob["hidden"]), blob["action_hidden"], blob.get("lookahead"), dropped)
+        dropped = tuple(blob.get("drop_features") or ())  # files from before the settings drop none, no cycle
+        net = build_scorer(config, tuple(blob["hidden"]), blob["action_hidden"], blob.get("lookahead"), dropped,
+                           bool(blob.get("cycle")))  # fmt: skip
     else:
         from nertz_env.actions import ActionCatalogue
 

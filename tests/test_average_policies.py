@@ -10,10 +10,10 @@ from nertz_env.agents.policy import build_scorer, load_network, save_policy  # n
 from nertz_env.training.average_policies import average, kept_policies, main  # noqa: E402
 
 
-def _keep(run, decisions: int, seed: int, hidden=(16,), config=None):
+def _keep(run, decisions: int, seed: int, hidden=(16,), config=None, cycle=False):
     torch.manual_seed(seed)
     config = config or NertzConfig()
-    net = build_scorer(config, hidden, 8, lookahead=False)
+    net = build_scorer(config, hidden, 8, lookahead=False, cycle=cycle)
     path = run / "policies" / f"policy_{decisions:010d}.pt"
     return save_policy(path, net, config, hidden, extra={"global_step": decisions}, action_hidden=8)
 
@@ -53,6 +53,10 @@ def test_what_cannot_be_averaged_is_refused_with_the_reason(tmp_path, capsys):
         main([str(tmp_path), "--last", "0", "--out", str(tmp_path / "a.pt")])
     assert "--last 0" in capsys.readouterr().err
     other = _keep(tmp_path, 200, 1, hidden=(32,))
+    with pytest.raises(ValueError, match="not the same network and rules"):
+        average(kept_policies(tmp_path), tmp_path / "a.pt")
+    other.unlink()
+    other = _keep(tmp_path, 200, 1, cycle=True)  # the stock-cycle columns: a wider move layer
     with pytest.raises(ValueError, match="not the same network and rules"):
         average(kept_policies(tmp_path), tmp_path / "a.pt")
     other.unlink()

@@ -49,3 +49,22 @@ def test_a_resumed_run_takes_its_weights_from_the_checkpoint_not_the_init_policy
     restore(trainer, resume)
     for name, weight in resume["net"].items():
         torch.testing.assert_close(trainer.net.state_dict()[name], weight, rtol=0, atol=0)
+
+
+def test_a_run_with_the_cycle_columns_trains_resumes_and_refuses_a_policy_without_them(tmp_path):
+    """``--cycle-features true``: the saved policy and the pool's snapshots read the stock-cycle
+    columns (``agents.features.CYCLE_COLUMNS``); the shipped policy, which does not, is refused."""
+    from nertz_env.agents.features import N_CYCLE_FEATURES
+
+    cycle = ["--lookahead-features", "false", "--cycle-features", "true"]
+    with pytest.raises(ValueError, match=r"look-ahead depth 0, dropped features \[\], cycle features False"):
+        build(start(SMALL + ["--run-dir", str(tmp_path / "a"), *cycle, "--init-policy", str(SHIPPED)])[0])
+    run_dir = tmp_path / "run"
+    main(SMALL + ["--run-dir", str(run_dir), *cycle, "--tensorboard", "false", "--snapshot-every", "1"])
+    net, _, blob = load_network(run_dir / "policy.pt")
+    assert blob["cycle"] is True and net.move_in.in_features == N_CYCLE_FEATURES
+    args, _, resume = start(["--resume", str(run_dir / "checkpoint.pt"), "--progress", "false"])
+    trainer = build(args)
+    restore(trainer, resume)
+    assert args.cycle_features and trainer.net.cycle and trainer.pool.snapshots
+    assert all(s.cycle for s in trainer.pool.snapshots)

@@ -117,3 +117,22 @@ def test_make_files_with_workers_writes_one_file_per_seed(tmp_path):
         torch.set_num_threads(threads)
     first = search_labels.load(written[0][0])
     assert all(np.array_equal(alone[k], first[k], equal_nan=k in ("mean", "se")) for k in search_labels.LABEL_KEYS)
+
+
+def test_departures_count_each_pick_off_the_policy_by_kind(label_files, capsys):
+    from nertz_env.actions import ActionCatalogue
+    from nertz_env.config import NertzConfig
+
+    table = ActionCatalogue(NertzConfig(num_players=4)).table
+    assert [search_labels.move_kind(table, a) for a in (0, 1, 2)] == ["wait", "draw", "call"]
+    kinds = {search_labels.move_kind(table, a) for a in range(len(table))}
+    assert {"foundation<nertz", "foundation<waste", "foundation<work", "work<waste", "under<nertz"} <= kinds
+    data = [search_labels.load(p) for p in label_files]
+    report = search_labels.departures(data)
+    off = sum(int((d["pick"] != 0).sum()) for d in data)
+    assert report["labels"] == sum(len(d["pick"]) for d in data) and report["departures"] == off
+    assert sum(row["count"] for row in report["by_kind"]) == off
+    for row in report["by_kind"]:
+        assert row["policy"] in kinds and row["search"] in kinds
+    search_labels.main(["departures", *map(str, label_files)])
+    assert f'"departures": {off}' in capsys.readouterr().out

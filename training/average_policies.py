@@ -36,9 +36,8 @@ def average(files: Sequence[str | Path], out: str | Path) -> Path:
     nets = [load_network(f) for f in files]
     net, config, blob = nets[-1]
     for path, (_, other_config, other) in zip(files, nets):
-        same = (other["format"], other["hidden"], other.get("action_hidden"), other.get("lookahead"),
-                other.get("drop_features")) == (blob["format"], blob["hidden"], blob.get("action_hidden"),
-                                                blob.get("lookahead"), blob.get("drop_features"))  # fmt: skip
+        keys = ("format", "hidden", "action_hidden", "lookahead", "drop_features")  # and the cycle columns
+        same = [*map(other.get, keys), bool(other.get("cycle"))] == [*map(blob.get, keys), bool(blob.get("cycle"))]
         if not same or other_config != config:
             raise ValueError(f"{path} is not the same network and rules as {files[-1]}: average one run's policies")
     state = {}

@@ -4,6 +4,7 @@ search's play-outs say of each, to study what a search-free network can learn fr
     python -m nertz_env.training.search_labels make --seed 1000 --games 32 --ticks 500 --out runs/labels/s1000.npz
     python -m nertz_env.training.search_labels make --seed 1000 --workers 16 --deadline 400 --out runs/labels/s.npz
     python -m nertz_env.training.search_labels agreement runs/labels/s1000.npz --states 600 --seeds 1 2
+    python -m nertz_env.training.search_labels departures runs/labels/s-1000.npz runs/labels/s-1001.npz
 
 ``make`` plays ``games`` hands at once (``NertzVectorEnv``, 4 players, the env's seed ``--seed``):
 seat 0 is the search's policy (``ppo``, greedy), the other seats ``--opponent``. At every tick,
@@ -19,6 +20,10 @@ small (about 0.4 MB for 16,000 labels). ``--deadline`` stops early and keeps wha
 ``agreement`` asks whether the search's choice is a function of the state: two ``rollout``
 searches with different seeds choose on the same states. Where they choose differently the
 labels of one search are noise that no network can learn (``distill_search`` fits them).
+
+``departures`` counts where the search's pick leaves the policy's first choice, by the kinds of
+the two moves (R4: ``draw``, ``wait``, ``foundation<waste`` for the waste top to a foundation,
+...), with the mean outcome gained and the median of its ratio to the standard error.
 """
 
 from __future__ import annotations
@@ -158,6 +163,34 @@ def replay(labels: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return out_obs, out_masks
 
 
+def move_kind(table: np.ndarray, action: int) -> str:
+    """A catalogue row's kind, and its source for a card move: ``work<waste``, ``draw``, ..."""
+    kind, source = int(table[action, 0]), int(table[action, 1])
+    name = ("wait", "draw", "call", "foundation", "work", "under", "nertz")[kind]
+    return name if kind <= 2 else f"{name}<{('nertz', 'waste')[source] if source < 2 else 'work'}"
+
+
+def departures(labels: Sequence[dict[str, np.ndarray]]) -> dict[str, Any]:
+    """Where the search's pick departs from candidate 0, counted by (policy's kind, search's kind)."""
+    from nertz_env.actions import ActionCatalogue
+    from nertz_env.config import NertzConfig
+
+    table = ActionCatalogue(NertzConfig(num_players=PLAYERS)).table
+    found: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    n = 0
+    for data in labels:
+        n += len(data["pick"])
+        for cands, mean, se, pick in zip(data["cands"], data["mean"], data["se"], data["pick"]):
+            if pick != 0:
+                key = (move_kind(table, cands[0]), move_kind(table, cands[pick]))
+                found.setdefault(key, []).append((float(mean[pick] - mean[0]), float(se[pick])))
+    rows = sorted(found.items(), key=lambda kv: -len(kv[1]))
+    return {"labels": n, "departures": sum(len(v) for v in found.values()),
+            "by_kind": [{"policy": a, "search": b, "count": len(v), "mean_gain": float(np.mean([g for g, _ in v])),
+                         "median_gain_over_se": float(np.median([g / max(e, 1e-6) for g, e in v]))}
+                        for (a, b), v in rows]}  # fmt: skip
+
+
 def agreement(obs: np.ndarray, masks: np.ndarray, seeds: Sequence[int] = (1, 2), **options: Any) -> dict[str, Any]:
     """How often two ``rollout`` searches (``seeds``, the same ``options``) choose the same move on
     the same states, overall and where at least one departs from the policy's own choice."""
@@ -196,6 +229,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ag.add_argument("--states", type=at_least(1), default=600, help="states drawn from the file")
     ag.add_argument("--seeds", type=at_least(0), nargs=2, default=[1, 2], help="the two searches' seeds")
     ag.add_argument("--samples", type=at_least(2), default=16, help="determinised tables per candidate")
+    dep = sub.add_parser("departures", help="where the search's pick departs from the policy, by kind of move")
+    dep.add_argument("labels", nargs="+", help="label files of make")
     a = ap.parse_args(argv)
     try:
         if a.command == "make":
@@ -204,6 +239,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                        "samples": a.samples, "horizon": a.horizon, "deadline": stop}  # fmt: skip
             for path, ticks, n in make_files(a.out, a.seed, a.workers, **options):
                 print(f"wrote {path}: {ticks} ticks, {n} labels")
+        elif a.command == "departures":
+            print(json.dumps(departures([load(path) for path in a.labels]), indent=1))
         else:
             obs, masks = replay(load(a.labels))
             at = np.random.default_rng(0).choice(len(obs), size=min(a.states, len(obs)), replace=False)

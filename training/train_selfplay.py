@@ -109,6 +109,7 @@ class Args:
     action_hidden: int = arg(64, "width of the layers that score each move")
     lookahead_features: bool = arg(True, "also give the network the heuristic's look-ahead value of each move")
     lookahead_depth: int = arg(3, "depth of that look-ahead (1 to 4; the heuristic itself plays at 2)")
+    cycle_features: bool = arg(False, "also give the network the stock-cycle columns (agents.features.CYCLE_COLUMNS)")
     drop_features: tuple[str, ...] = arg(
         (), "feature groups zeroed in training and in the saved policy's play (an ablation)", choices=[*FEATURE_GROUPS]
     )
@@ -245,10 +246,10 @@ def build(args: Args) -> Trainer:
     config = NertzConfig(num_players=args.num_players, reward=args.reward, **parse_rule_options(args.rules))
     lookahead = args.lookahead_depth if args.lookahead_features else 0
     envs = NertzVectorEnv(args.num_envs, **config.to_dict())
-    net = build_scorer(config, args.hidden, args.action_hidden, lookahead, args.drop_features).to(device)
+    net = build_scorer(config, args.hidden, args.action_hidden, lookahead, args.drop_features, args.cycle_features)
     if args.init_policy and not args.resume:  # a resumed run's weights are the checkpoint's (restore)
         start_from(net, args.init_policy, config)
-    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5, foreach=True)
+    optimizer = torch.optim.Adam(net.to(device).parameters(), lr=args.learning_rate, eps=1e-5, foreach=True)
     pool = Opponents(args, config, rng)
     features = net.features  # the rollouts' features are the ones the saved policy plays from
     teacher = agents.make_spec(args.teacher, seed=args.seed, config=config)
@@ -261,16 +262,17 @@ def start_from(net: torch.nn.Module, path: str, config: NertzConfig) -> None:
     """``--init-policy``: the weights of a saved policy whose network has this run's shape."""
     saved, saved_config, blob = load_network(path)
     saved_depth, saved_dropped = getattr(saved, "lookahead", 0) or 0, tuple(getattr(saved, "drop_features", ()))
+    saved_cycle = bool(getattr(saved, "cycle", False))
     same = (
         {k: v.shape for k, v in saved.state_dict().items()} == {k: v.shape for k, v in net.state_dict().items()}
         and (saved_config.num_players, saved_config.work_piles) == (config.num_players, config.work_piles)
-        and (saved_depth, saved_dropped) == (net.lookahead or 0, tuple(net.drop_features))
+        and (saved_depth, saved_dropped, saved_cycle) == (net.lookahead or 0, tuple(net.drop_features), net.cycle)
     )
     if not same:
         raise ValueError(
             f"--init-policy {path} is a network of {saved_config.num_players} players, --hidden "
             f"{' '.join(map(str, blob['hidden']))} --action-hidden {blob.get('action_hidden')}, look-ahead depth "
-            f"{saved_depth}, dropped features {list(saved_dropped)}: give this run the same flags"
+            f"{saved_depth}, dropped features {list(saved_dropped)}, cycle features {saved_cycle}: use the same flags"
         )
     net.load_state_dict(saved.state_dict())
 
@@ -288,7 +290,8 @@ def restore(t: Trainer, resume: dict[str, Any] | None) -> tuple[Loop, int, list[
         t.net.load_state_dict(resume["net"])
         t.optimizer.load_state_dict(resume["optimizer"])
         for sd in resume["pool"]:
-            snap = build_scorer(t.config, a.hidden, a.action_hidden, t.lookahead, a.drop_features).to(t.device)
+            snap = build_scorer(t.config, a.hidden, a.action_hidden, t.lookahead, a.drop_features, a.cycle_features)
+            snap = snap.to(t.device)
             snap.load_state_dict(sd)
             t.pool.snapshots.append(snap.eval())
         t.envs = pickle.loads(resume["envs"])
