@@ -85,6 +85,10 @@ def test_fit_writes_a_policy_that_plays(label_files, tmp_path):
     assert report["val_states"] == len(search_labels.load(label_files[1])["tick"])
     start = report["history"][0]["val"]
     assert start["departs"] == 0.0  # the starting network is ppo: its first choice is candidate 0
+    val = search_labels.load(label_files[1])
+    moved = val["pick"] != 0  # the pick target: where the search left ppo's choice
+    assert start["target_departs"] == moved.mean() and start["agree_target"] == 1 - moved.mean()
+    assert moved.any() and start["agree_where_target_departs"] == 0.0  # ppo never takes a departure
     policy = agents.make("policy", path=str(out))
     obs, masks = search_labels.replay(search_labels.load(label_files[1]))
     chosen = policy.act_batch(obs, masks)

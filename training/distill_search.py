@@ -108,8 +108,9 @@ class Fit:
         return -(torch.from_numpy(pair_target) * logp).sum() / len(idx), rows, acts, scores
 
     def measure(self, idx: np.ndarray, chunk: int = 4096) -> dict[str, float]:
-        """Cross-entropy, agreement with the target's first choice and departures from candidate 0."""
-        d, total, agree, departs = self.data, 0.0, 0, 0
+        """Cross-entropy, agreement with the target's first choice (overall, and where that choice
+        departs from candidate 0) and the network's own departures from candidate 0."""
+        d, total, agree, departs, off, agree_off = self.data, 0.0, 0, 0, 0, 0
         self.net.eval()
         with self.torch.no_grad():
             for start in range(0, len(idx), chunk):
@@ -124,9 +125,12 @@ class Fit:
                 total += float(ce) * len(part)
                 agree += int((first == wanted).sum())
                 departs += int((first != d["cands"][part, 0]).sum())
+                moved = wanted != d["cands"][part, 0]
+                off, agree_off = off + int(moved.sum()), agree_off + int((first == wanted)[moved].sum())
         self.net.train()
         n = max(len(idx), 1)
-        return {"cross_entropy": total / n, "agree_target": agree / n, "departs": departs / n}
+        return {"cross_entropy": total / n, "agree_target": agree / n, "departs": departs / n,
+                "agree_where_target_departs": agree_off / off if off else float("nan"), "target_departs": off / n}
 
     def epoch(self, train: np.ndarray, minibatch: int, rng: np.random.Generator) -> None:
         order = rng.permutation(train)
