@@ -140,3 +140,14 @@ def test_departures_count_each_pick_off_the_policy_by_kind(label_files, capsys):
         assert row["policy"] in kinds and row["search"] in kinds
     search_labels.main(["departures", *map(str, label_files)])
     assert f'"departures": {off}' in capsys.readouterr().out
+
+
+def test_recheck_searches_the_departures_of_the_given_kinds_again(label_files):
+    data = [search_labels.load(p) for p in label_files]
+    found = search_labels.departures(data)["by_kind"][0]  # the commonest departure of the fixture
+    report = search_labels.recheck(data, [found["policy"]], found["search"], horizons=(2, 50), samples=2, seed=5)
+    assert report["states"] == found["count"] and set(report["horizons"]) == {"2", "50"}
+    for measured in report["horizons"].values():
+        assert measured["searched"] == found["count"] and 0 <= measured["still_best"] <= found["count"]
+        assert 0 <= measured["share_above_policy"] <= 1 and np.isfinite(measured["mean_gain"])
+    assert search_labels.recheck(data, ["no such kind"], "draw")["horizons"] == {}

@@ -5,6 +5,8 @@ search's play-outs say of each, to study what a search-free network can learn fr
     python -m nertz_env.training.search_labels make --seed 1000 --workers 16 --deadline 400 --out runs/labels/s.npz
     python -m nertz_env.training.search_labels agreement runs/labels/s1000.npz --states 600 --seeds 1 2
     python -m nertz_env.training.search_labels departures runs/labels/s-1000.npz runs/labels/s-1001.npz
+    python -m nertz_env.training.search_labels recheck runs/labels/m256-1010.npz --policy-kind work<waste \
+        --search-kind draw --horizons 8 400
 
 ``make`` plays ``games`` hands at once (``NertzVectorEnv``, 4 players, the env's seed ``--seed``):
 seat 0 is the search's policy (``ppo``, greedy), the other seats ``--opponent``. At every tick,
@@ -24,6 +26,9 @@ labels of one search are noise that no network can learn (``distill_search`` fit
 ``departures`` counts where the search's pick leaves the policy's first choice, by the kinds of
 the two moves (R4: ``draw``, ``wait``, ``foundation<waste`` for the waste top to a foundation,
 ...), with the mean outcome gained and the median of its ratio to the standard error.
+``recheck`` searches those departures of given kinds again, with other horizons (a horizon past the
+hand's end plays it out with no critic), and reports how often the search's move still beats the
+policy's.
 """
 
 from __future__ import annotations
@@ -191,6 +196,47 @@ def departures(labels: Sequence[dict[str, np.ndarray]]) -> dict[str, Any]:
                         for (a, b), v in rows]}  # fmt: skip
 
 
+def recheck(labels: Sequence[dict[str, np.ndarray]], policy_kinds: Sequence[str], search_kind: str,
+            horizons: Sequence[int] = (8, 400), samples: int = 64, seed: int = 77) -> dict[str, Any]:  # fmt: skip
+    """The labels' departures from a policy move of ``policy_kinds`` to a search move of
+    ``search_kind`` (``move_kind``), searched again at each horizon: the mean outcome of the
+    search's move minus the policy's, and how often it is still the best candidate."""
+    from nertz_env.actions import ActionCatalogue
+    from nertz_env.config import NertzConfig
+
+    table = ActionCatalogue(NertzConfig(num_players=PLAYERS)).table
+    states: dict[str, list] = {"obs": [], "masks": [], "keys": [], "move": []}
+    for data in labels:
+        obs, masks = replay(data)
+        for i, (cands, pick) in enumerate(zip(data["cands"], data["pick"])):
+            kinds = move_kind(table, cands[0]), move_kind(table, cands[pick])
+            if pick != 0 and kinds[0] in policy_kinds and kinds[1] == search_kind:
+                states["obs"].append(obs[i])
+                states["masks"].append(masks[i])
+                states["keys"].append((int(data["tick"][i]) << 20) | int(data["game"][i]))
+                states["move"].append(int(cands[pick]))
+    report: dict[str, Any] = {"policy_kinds": list(policy_kinds), "search_kind": search_kind, "samples": samples,
+                              "seed": seed, "states": len(states["move"]), "horizons": {}}  # fmt: skip
+    if not states["move"]:
+        return report
+    obs, masks, keys = np.array(states["obs"]), np.array(states["masks"]), np.array(states["keys"], np.uint64)
+    for horizon in horizons:
+        search = RolloutAgent(seed=seed, candidates=int(labels[0]["cands"].shape[1]), samples=samples, horizon=horizon)
+        _, rows, cands, outcomes = search.search(obs, masks, keys)
+        gains, best = [], 0
+        for row, cand, outcome in zip(rows, cands, outcomes):
+            at = np.flatnonzero(np.asarray(cand) == states["move"][row])
+            if len(at):
+                mean = outcome.mean(axis=0)
+                gains.append(float(mean[at[0]] - mean[0]))
+                best += int(mean.argmax() == at[0])
+        some = np.array(gains, np.float64) if gains else np.full(1, np.nan)  # nan: none searched
+        above = float(np.mean(some > 0)) if gains else float("nan")
+        report["horizons"][str(horizon)] = {"searched": len(gains), "still_best": best,
+                                            "mean_gain": float(some.mean()), "share_above_policy": above}
+    return report
+
+
 def agreement(obs: np.ndarray, masks: np.ndarray, seeds: Sequence[int] = (1, 2), **options: Any) -> dict[str, Any]:
     """How often two ``rollout`` searches (``seeds``, the same ``options``) choose the same move on
     the same states, overall and where at least one departs from the policy's own choice."""
@@ -231,6 +277,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ag.add_argument("--samples", type=at_least(2), default=16, help="determinised tables per candidate")
     dep = sub.add_parser("departures", help="where the search's pick departs from the policy, by kind of move")
     dep.add_argument("labels", nargs="+", help="label files of make")
+    rc = sub.add_parser("recheck", help="search departures of given kinds again at other horizons")
+    rc.add_argument("labels", nargs="+", help="label files of make")
+    rc.add_argument("--policy-kind", nargs="+", required=True, help="the policy's move kinds (departures' kinds)")
+    rc.add_argument("--search-kind", required=True, help="the search's move kind")
+    rc.add_argument("--horizons", type=at_least(1), nargs="+", default=[8, 400], help="play-out ticks (past the end)")
+    rc.add_argument("--samples", type=at_least(2), default=64, help="determinised tables per candidate")
+    rc.add_argument("--seed", type=at_least(0), default=77, help="the searches' seed")
     a = ap.parse_args(argv)
     try:
         if a.command == "make":
@@ -239,6 +292,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                        "samples": a.samples, "horizon": a.horizon, "deadline": stop}  # fmt: skip
             for path, ticks, n in make_files(a.out, a.seed, a.workers, **options):
                 print(f"wrote {path}: {ticks} ticks, {n} labels")
+        elif a.command == "recheck":
+            report = recheck([load(p) for p in a.labels], a.policy_kind, a.search_kind, a.horizons, a.samples, a.seed)
+            print(json.dumps(report, indent=1))
         elif a.command == "departures":
             print(json.dumps(departures([load(path) for path in a.labels]), indent=1))
         else:
