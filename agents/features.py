@@ -192,8 +192,9 @@ def _draw_features(f, nertz_top, waste, w, stock, k, n_draw, work, work_len, top
         return cycle_useful(buf, 0, waste, w, n_draw, nertz_top, tops)
     d = min(n_draw, k)
     turned = stock[d - 1]
-    f[F_TURNED_TO_FOUNDATION] = 1.0 if fits_foundation(turned, tops) else 0.0
-    f[F_TURNED_TO_WORK] = 1.0 if _playable(turned, tops, work, work_len) and not fits_foundation(turned, tops) else 0.0
+    to_foundation = fits_foundation(turned, tops)
+    f[F_TURNED_TO_FOUNDATION] = 1.0 if to_foundation else 0.0
+    f[F_TURNED_TO_WORK] = 1.0 if not to_foundation and _playable(turned, tops, work, work_len) else 0.0
     f[F_TURNED_NERTZ_ONTO] = 1.0 if nertz_top >= 0 and builds_on(nertz_top, turned) else 0.0
     for i in range((k + n_draw - 1) // n_draw):
         if useful(stock[min((i + 1) * n_draw, k) - 1], nertz_top, tops):

@@ -35,10 +35,13 @@ def average(files: Sequence[str | Path], out: str | Path) -> Path:
         raise ValueError("average needs at least one policy file")
     nets = [load_network(f) for f in files]
     net, config, blob = nets[-1]
+
+    def shape(saved: dict) -> list:  # the network's shape and inputs (no "cycle": a file from before it)
+        keys = ("format", "hidden", "action_hidden", "lookahead", "drop_features")
+        return [*map(saved.get, keys), bool(saved.get("cycle"))]
+
     for path, (_, other_config, other) in zip(files, nets):
-        keys = ("format", "hidden", "action_hidden", "lookahead", "drop_features")  # and the cycle columns
-        same = [*map(other.get, keys), bool(other.get("cycle"))] == [*map(blob.get, keys), bool(blob.get("cycle"))]
-        if not same or other_config != config:
+        if shape(other) != shape(blob) or other_config != config:
             raise ValueError(f"{path} is not the same network and rules as {files[-1]}: average one run's policies")
     state = {}
     for name, value in blob["state_dict"].items():

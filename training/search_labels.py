@@ -42,8 +42,11 @@ from typing import Any
 import numpy as np
 
 from nertz_env import agents
+from nertz_env.actions import CALL, DRAW, NERTZ, WAIT, WASTE, ActionCatalogue
 from nertz_env.agents.rollout import RolloutAgent
 from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, output_file
+from nertz_env.config import MOVE_KINDS, NertzConfig
+from nertz_env.engine.constants import T_KIND, T_SOURCE
 from nertz_env.vector import NertzVectorEnv
 
 PLAYERS = 4
@@ -169,18 +172,23 @@ def replay(labels: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def move_kind(table: np.ndarray, action: int) -> str:
-    """A catalogue row's kind, and its source for a card move: ``work<waste``, ``draw``, ..."""
-    kind, source = int(table[action, 0]), int(table[action, 1])
-    name = ("wait", "draw", "call", "foundation", "work", "under", "nertz")[kind]
-    return name if kind <= 2 else f"{name}<{('nertz', 'waste')[source] if source < 2 else 'work'}"
+    """A catalogue row's kind (``config.MOVE_KINDS``, or ``wait``), and its source for a card move:
+    ``work<waste``, ``draw``, ..."""
+    kind, source = int(table[action, T_KIND]), int(table[action, T_SOURCE])
+    name = ("wait", *MOVE_KINDS)[kind]
+    if kind in (WAIT, DRAW, CALL):
+        return name
+    return f"{name}<{'nertz' if source == NERTZ else 'waste' if source == WASTE else 'work'}"
+
+
+def _label_table() -> np.ndarray:
+    """The catalogue table of the labels' game (``make``: 4 players, the standard rules)."""
+    return ActionCatalogue(NertzConfig(num_players=PLAYERS)).table
 
 
 def departures(labels: Sequence[dict[str, np.ndarray]]) -> dict[str, Any]:
     """Where the search's pick departs from candidate 0, counted by (policy's kind, search's kind)."""
-    from nertz_env.actions import ActionCatalogue
-    from nertz_env.config import NertzConfig
-
-    table = ActionCatalogue(NertzConfig(num_players=PLAYERS)).table
+    table = _label_table()
     found: dict[tuple[str, str], list[tuple[float, float]]] = {}
     n = 0
     for data in labels:
@@ -201,16 +209,14 @@ def recheck(labels: Sequence[dict[str, np.ndarray]], policy_kinds: Sequence[str]
     """The labels' departures from a policy move of ``policy_kinds`` to a search move of
     ``search_kind`` (``move_kind``), searched again at each horizon: the mean outcome of the
     search's move minus the policy's, and how often it is still the best candidate."""
-    from nertz_env.actions import ActionCatalogue
-    from nertz_env.config import NertzConfig
-
-    table = ActionCatalogue(NertzConfig(num_players=PLAYERS)).table
+    table = _label_table()
     states: dict[str, list] = {"obs": [], "masks": [], "keys": [], "move": []}
     for data in labels:
         obs, masks = replay(data)
         for i, (cands, pick) in enumerate(zip(data["cands"], data["pick"])):
-            kinds = move_kind(table, cands[0]), move_kind(table, cands[pick])
-            if pick != 0 and kinds[0] in policy_kinds and kinds[1] == search_kind:
+            if pick == 0:
+                continue
+            if move_kind(table, cands[0]) in policy_kinds and move_kind(table, cands[pick]) == search_kind:
                 states["obs"].append(obs[i])
                 states["masks"].append(masks[i])
                 states["keys"].append((int(data["tick"][i]) << 20) | int(data["game"][i]))

@@ -237,19 +237,17 @@ def build(args: Args) -> Trainer:
     torch.manual_seed(args.seed)
     if args.threads:
         torch.set_num_threads(args.threads)
-    device = torch.device(
-        "cuda"
-        if args.device == "auto" and torch.cuda.is_available()
-        else ("cpu" if args.device == "auto" else args.device)
-    )
+    auto = "cuda" if torch.cuda.is_available() else "cpu"
+    device = torch.device(auto if args.device == "auto" else args.device)
     rng = np.random.default_rng(args.seed)
     config = NertzConfig(num_players=args.num_players, reward=args.reward, **parse_rule_options(args.rules))
     lookahead = args.lookahead_depth if args.lookahead_features else 0
     envs = NertzVectorEnv(args.num_envs, **config.to_dict())
     net = build_scorer(config, args.hidden, args.action_hidden, lookahead, args.drop_features, args.cycle_features)
+    net = net.to(device)
     if args.init_policy and not args.resume:  # a resumed run's weights are the checkpoint's (restore)
         start_from(net, args.init_policy, config)
-    optimizer = torch.optim.Adam(net.to(device).parameters(), lr=args.learning_rate, eps=1e-5, foreach=True)
+    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5, foreach=True)
     pool = Opponents(args, config, rng)
     features = net.features  # the rollouts' features are the ones the saved policy plays from
     teacher = agents.make_spec(args.teacher, seed=args.seed, config=config)
