@@ -105,6 +105,7 @@ class Rollout:
     rewards: torch.Tensor
     dones: torch.Tensor
     values: torch.Tensor
+    hidden: torch.Tensor | None = None  # ``[num_steps, n_learn, players * 156]``: with a central critic
     rows: list[np.ndarray] = field(default_factory=list)
     acts: list[np.ndarray] = field(default_factory=list)
     feats: list[np.ndarray] = field(default_factory=list)
@@ -144,6 +145,8 @@ def collect(t: Any, buf: Rollout, loop: Loop, bc_coef: float) -> None:
         buf.obs[step] = torch.from_numpy(flat_obs)
         buf.masks[step] = torch.from_numpy(flat_masks)
         buf.dones[step] = loop.next_done
+        if t.critic is not None:
+            buf.hidden[step] = t.critic.hidden_cards(t.envs)
         tf = time.perf_counter()
         rows, acts, feats, choice = t.features.with_choice(flat_obs, flat_masks)
         tt = time.perf_counter()
@@ -198,22 +201,29 @@ def win_advantage(episode: dict[str, np.ndarray], ended: np.ndarray, num_players
 
 
 def advantages(t: Any, buf: Rollout, loop: Loop) -> tuple[torch.Tensor, torch.Tensor]:
-    """Generalized advantage estimation, per (game, seat) trajectory; returns (advantages, returns)."""
+    """Generalized advantage estimation, per (game, seat) trajectory; returns (advantages, returns).
+    With a central critic (``training.central_critic``) over its values, else the network's."""
     a, seats = t.args, t.seats
     with torch.no_grad():
-        flat_obs = loop.obs.reshape(-1, t.obs_dim)[seats.learn_idx]
+        flat_obs = torch.from_numpy(loop.obs.reshape(-1, t.obs_dim)[seats.learn_idx])
         flat_masks = loop.masks.reshape(-1, t.n_actions)[seats.learn_idx]
-        _, next_value = t.net(torch.from_numpy(flat_obs).to(t.device), torch.from_numpy(flat_masks).to(t.device))
+        if t.critic is None:
+            values = buf.values
+            _, next_value = t.net(flat_obs.to(t.device), torch.from_numpy(flat_masks).to(t.device))
+        else:
+            values = t.critic.values(t.net, buf.obs.reshape(t.batch_size, -1), buf.hidden.reshape(t.batch_size, -1))
+            values = values.reshape(buf.values.shape)
+            next_value = t.critic.values(t.net, flat_obs, t.critic.hidden_cards(t.envs))
         next_value = next_value.cpu()
         adv = torch.zeros_like(buf.rewards)
         last = torch.zeros(seats.n_learn)
         for step in reversed(range(a.num_steps)):
             not_done = 1.0 - (loop.next_done if step == a.num_steps - 1 else buf.dones[step + 1])
-            nv = next_value if step == a.num_steps - 1 else buf.values[step + 1]
-            delta = buf.rewards[step] + a.gamma * nv * not_done - buf.values[step]
+            nv = next_value if step == a.num_steps - 1 else values[step + 1]
+            delta = buf.rewards[step] + a.gamma * nv * not_done - values[step]
             last = delta + a.gamma * a.gae_lambda * not_done * last
             adv[step] = last
-        return adv, adv + buf.values
+        return adv, adv + values
 
 
 def update(t: Any, buf: Rollout, adv: torch.Tensor, ret: torch.Tensor, cloning: bool, bc_coef: float) -> dict:
@@ -376,3 +386,5 @@ def log_scalars(writer, stats: dict, times: dict[str, float], step: int) -> None
     writer.add_scalar("losses/approx_kl", stats["approx_kl"].item(), step)
     if stats["clipfracs"]:
         writer.add_scalar("losses/clipfrac", float(np.mean(stats["clipfracs"])), step)
+    for name, value in stats.get("central", {}).items():  # train_selfplay --central-critic
+        writer.add_scalar(f"central/{name}", value, step)

@@ -58,10 +58,11 @@ from tqdm import tqdm
 
 from nertz_env import agents
 from nertz_env.agents.features import FEATURE_GROUPS, ActionFeatures, feature_columns
-from nertz_env.agents.policy import build_scorer, load_network, save_policy
+from nertz_env.agents.policy import build_scorer, save_policy
 from nertz_env.config import NertzConfig
 from nertz_env.options import parse_rule_options
 from nertz_env.training.args import arg, parse_given, resume_args
+from nertz_env.training.central_critic import CentralCritic
 from nertz_env.training.checkpoint import (
     CheckpointError,
     atomic_write,
@@ -74,6 +75,7 @@ from nertz_env.training.checkpoint import (
     summary_table,
     write_json_lines,
 )
+from nertz_env.training.init_policy import start_from
 from nertz_env.training.selfplay_ppo import Loop, Opponents, Rollout, Seats, advantages, collect, log_scalars
 from nertz_env.training.selfplay_ppo import update as update_net
 from nertz_env.vector import NertzVectorEnv
@@ -110,6 +112,9 @@ class Args:
     lookahead_features: bool = arg(True, "also give the network the heuristic's look-ahead value of each move")
     lookahead_depth: int = arg(3, "depth of that look-ahead (1 to 4; the heuristic itself plays at 2)")
     cycle_features: bool = arg(False, "also give the network the stock-cycle columns (agents.features.CYCLE_COLUMNS)")
+    central_critic: bool = arg(
+        False, "advantages from a critic that also sees the hidden cards (training.central_critic)"
+    )
     drop_features: tuple[str, ...] = arg(
         (), "feature groups zeroed in training and in the saved policy's play (an ablation)", choices=[*FEATURE_GROUPS]
     )
@@ -150,7 +155,7 @@ MAY_CHANGE = {"total_steps", "tensorboard"}  # on resume: the saved value unless
 PER_CALL = {"resume", "stop_after", "progress"}  # on resume: this invocation's value
 # Flags added after runs were saved, with the value those runs trained with: a checkpoint
 # without the flag resumes as it began.
-BEFORE_FLAG = {"sampler": "catalogue"}
+BEFORE_FLAG = {"sampler": "catalogue", "central_critic": False}
 
 
 def check_args(args: Args) -> None:
@@ -222,6 +227,7 @@ class Trainer:
     teacher_in_features: bool
     seats: Seats
     lookahead: int
+    critic: CentralCritic | None = None
 
     def __post_init__(self) -> None:
         self.obs_dim, self.n_actions = self.envs.layout.size, self.envs.num_actions
@@ -252,27 +258,11 @@ def build(args: Args) -> Trainer:
     features = net.features  # the rollouts' features are the ones the saved policy plays from
     teacher = agents.make_spec(args.teacher, seed=args.seed, config=config)
     seats = Seats.build(args.num_envs, args.num_players, args.self_play_fraction)
+    critic = None  # built last, so a run without it draws what it drew before the flag
+    if args.central_critic:
+        critic = CentralCritic(envs, seats.learn_idx, args.hidden[-1], args.hidden, args.learning_rate, device)
     return Trainer(args, config, device, rng, envs, net, optimizer, pool, features, teacher,
-                   features.plays_as(teacher), seats, lookahead)  # fmt: skip
-
-
-def start_from(net: torch.nn.Module, path: str, config: NertzConfig) -> None:
-    """``--init-policy``: the weights of a saved policy whose network has this run's shape."""
-    saved, saved_config, blob = load_network(path)
-    saved_depth, saved_dropped = getattr(saved, "lookahead", 0) or 0, tuple(getattr(saved, "drop_features", ()))
-    saved_cycle = bool(getattr(saved, "cycle", False))
-    same = (
-        {k: v.shape for k, v in saved.state_dict().items()} == {k: v.shape for k, v in net.state_dict().items()}
-        and (saved_config.num_players, saved_config.work_piles) == (config.num_players, config.work_piles)
-        and (saved_depth, saved_dropped, saved_cycle) == (net.lookahead or 0, tuple(net.drop_features), net.cycle)
-    )
-    if not same:
-        raise ValueError(
-            f"--init-policy {path} is a network of {saved_config.num_players} players, --hidden "
-            f"{' '.join(map(str, blob['hidden']))} --action-hidden {blob.get('action_hidden')}, look-ahead depth "
-            f"{saved_depth}, dropped features {list(saved_dropped)}, cycle features {saved_cycle}: use the same flags"
-        )
-    net.load_state_dict(saved.state_dict())
+                   features.plays_as(teacher), seats, lookahead, critic)  # fmt: skip
 
 
 def restore(t: Trainer, resume: dict[str, Any] | None) -> tuple[Loop, int, list[dict[str, Any]]]:
@@ -293,6 +283,8 @@ def restore(t: Trainer, resume: dict[str, Any] | None) -> tuple[Loop, int, list[
             snap.load_state_dict(sd)
             t.pool.snapshots.append(snap.eval())
         t.envs = pickle.loads(resume["envs"])
+        if t.critic is not None:
+            t.critic.load_state_dict(resume["critic"])
     except (RuntimeError, ValueError, KeyError, pickle.UnpicklingError) as exc:
         raise CheckpointError(f"--resume {a.resume}: its contents do not fit this trainer ({exc})") from exc
     t.rng.bit_generator.state = resume["numpy_rng"]
@@ -322,6 +314,7 @@ def save(t: Trainer, run_dir: Path, update: int, loop: Loop, evals: list[dict[st
         "next_done": loop.next_done.clone(),
         "recent": loop.recent[-200:],
         "evals": evals,
+        **({"critic": t.critic.state_dict()} if t.critic is not None else {}),
     }
     atomic_write(run_dir / "checkpoint.pt", lambda tmp: torch.save(state, tmp))
 
@@ -362,6 +355,8 @@ def main(argv: list[str] | None = None) -> Path:
 
         writer = SummaryWriter(str(run_dir))
     buf = Rollout.empty(args.num_steps, t.seats.n_learn, t.obs_dim, t.n_actions)
+    if t.critic is not None:
+        buf.hidden = torch.zeros((args.num_steps, t.seats.n_learn, t.critic.width), dtype=torch.int8)
     bar = tqdm(total=t.num_updates * t.batch_size, initial=(first - 1) * t.batch_size, disable=not args.progress,
                unit="step", dynamic_ncols=True, file=sys.stderr)  # fmt: skip
     began = time.perf_counter()
@@ -402,6 +397,8 @@ def train_one(t: Trainer, buf: Rollout, loop: Loop, update: int, bar, writer) ->
     t_rollout = time.perf_counter() - t0
     adv, ret = advantages(t, buf, loop)
     stats = update_net(t, buf, adv, ret, cloning, bc_coef)
+    if t.critic is not None:
+        stats["central"] = t.critic.fit(t.net, buf, ret, a.update_epochs, a.num_minibatches, lr)
     if update % a.snapshot_every == 0:
         t.pool.add(t.net)
     elapsed = time.perf_counter() - t0
