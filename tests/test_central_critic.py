@@ -11,7 +11,7 @@ from nertz_env.agents.policy import load_network  # noqa: E402
 from nertz_env.engine.constants import HIDDEN_SIZE  # noqa: E402
 from nertz_env.training.central_critic import diagnostics, explained_variance  # noqa: E402
 from nertz_env.training.central_critic import main as diagnostics_main  # noqa: E402
-from nertz_env.training.selfplay_ppo import advantages, collect  # noqa: E402
+from nertz_env.training.selfplay_ppo import Rollout, advantages, collect  # noqa: E402
 from nertz_env.training.train_selfplay import build, main, restore, start  # noqa: E402
 
 SMALL = ["--num-envs", "4", "--num-steps", "8", "--eval-every", "0", "--progress", "false", "--threads", "1"]
@@ -46,8 +46,6 @@ def test_the_advantages_are_taken_over_the_central_critics_values(tmp_path):
     args, _, _ = start(SMALL + CENTRAL + ["--run-dir", str(tmp_path), "--total-steps", "4096"])
     t = build(args)
     loop = restore(t, None)[0]
-    from nertz_env.training.selfplay_ppo import Rollout
-
     buf = Rollout.empty(args.num_steps, t.seats.n_learn, t.obs_dim, t.n_actions)
     buf.hidden = torch.zeros((args.num_steps, t.seats.n_learn, t.critic.width), dtype=torch.int8)
     collect(t, buf, loop, bc_coef=0.0)

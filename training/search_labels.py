@@ -65,7 +65,7 @@ def make(seed: int, games: int, ticks: int, opponent: str = "heuristic:depth=3",
         if deadline is not None and time.time() > deadline:
             break
         own_obs, own_masks = obs[:, 0].copy(), masks[:, 0].copy()
-        keys = (np.uint64(t) << np.uint64(20)) + np.arange(games, dtype=np.uint64)
+        keys = decision_keys(t, np.arange(games))
         logits, rows, cands, outcomes = search.search(own_obs, own_masks, keys)
         actions = np.empty((games, PLAYERS), np.int64)
         actions[:, 0] = np.where(own_masks != 0, logits, -np.inf).argmax(axis=1)
@@ -181,6 +181,12 @@ def move_kind(table: np.ndarray, action: int) -> str:
     return f"{name}<{'nertz' if source == NERTZ else 'waste' if source == WASTE else 'work'}"
 
 
+def decision_keys(tick, game) -> np.ndarray:
+    """The search's decision keys (``RolloutAgent.search``) of label ticks and games: uint64
+    ``tick << 20 | game`` (a game number below 2**20)."""
+    return (np.asarray(tick, np.uint64) << np.uint64(20)) | np.asarray(game, np.uint64)
+
+
 def _label_table() -> np.ndarray:
     """The catalogue table of the labels' game (``make``: 4 players, the standard rules)."""
     return ActionCatalogue(NertzConfig(num_players=PLAYERS)).table
@@ -210,7 +216,7 @@ def recheck(labels: Sequence[dict[str, np.ndarray]], policy_kinds: Sequence[str]
     ``search_kind`` (``move_kind``), searched again at each horizon: the mean outcome of the
     search's move minus the policy's, and how often it is still the best candidate."""
     table = _label_table()
-    states: dict[str, list] = {"obs": [], "masks": [], "keys": [], "move": []}
+    states: dict[str, list] = {"obs": [], "masks": [], "tick": [], "game": [], "move": []}
     for data in labels:
         obs, masks = replay(data)
         for i, (cands, pick) in enumerate(zip(data["cands"], data["pick"])):
@@ -219,13 +225,14 @@ def recheck(labels: Sequence[dict[str, np.ndarray]], policy_kinds: Sequence[str]
             if move_kind(table, cands[0]) in policy_kinds and move_kind(table, cands[pick]) == search_kind:
                 states["obs"].append(obs[i])
                 states["masks"].append(masks[i])
-                states["keys"].append((int(data["tick"][i]) << 20) | int(data["game"][i]))
+                states["tick"].append(int(data["tick"][i]))
+                states["game"].append(int(data["game"][i]))
                 states["move"].append(int(cands[pick]))
     report: dict[str, Any] = {"policy_kinds": list(policy_kinds), "search_kind": search_kind, "samples": samples,
                               "seed": seed, "states": len(states["move"]), "horizons": {}}  # fmt: skip
     if not states["move"]:
         return report
-    obs, masks, keys = np.array(states["obs"]), np.array(states["masks"]), np.array(states["keys"], np.uint64)
+    obs, masks, keys = np.array(states["obs"]), np.array(states["masks"]), decision_keys(states["tick"], states["game"])
     for horizon in horizons:
         search = RolloutAgent(seed=seed, candidates=int(labels[0]["cands"].shape[1]), samples=samples, horizon=horizon)
         _, rows, cands, outcomes = search.search(obs, masks, keys)
