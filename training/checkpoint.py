@@ -93,6 +93,33 @@ def load_torch_checkpoint(path: str | Path, required: tuple[str, ...]) -> dict[s
     return blob
 
 
+def resolve_device(name: str) -> torch.device:
+    """The device of ``--device NAME`` (``auto``: CUDA when torch sees it, else the CPU), or an
+    error naming what is accepted (checked before a run writes anything)."""
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        device = None
+    if device is None or device.type not in ("cpu", "cuda"):
+        raise ValueError(f"--device {name!r}: accepted auto, cpu, cuda or cuda:N")
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"--device {name}: torch sees no CUDA device here (use --device cpu or auto)")
+    return device
+
+
+def training_device(name: str) -> torch.device:
+    """``resolve_device(name)``, made ready to train on. On CUDA, torch's deterministic algorithms
+    are switched on (and cuBLAS given the fixed workspace they need), so that a seed's run, and a
+    resumed one, is the same float for float there too, as it is on the CPU."""
+    device = resolve_device(name)
+    if device.type == "cuda":
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True)
+    return device
+
+
 @contextlib.contextmanager
 def own_generators(device: torch.device | None = None) -> Iterator[None]:
     """Run a block (an evaluation) without moving the run's generators: torch's (CPU and the

@@ -44,8 +44,10 @@ from nertz_env.training.checkpoint import (
     evaluate_policy,
     own_generators,
     remove_partial_files,
+    resolve_device,
     say,
     summary_table,
+    training_device,
     write_json_lines,
 )
 
@@ -146,6 +148,7 @@ def save_checkpoint(model, run_dir: Path, progress: Checkpoints) -> None:
         "last_obs": model._last_obs,
         "episode_starts": model._last_episode_starts,
         "torch_rng": torch.get_rng_state(),
+        **({"cuda_rng": torch.cuda.get_rng_state(model.device)} if model.device.type == "cuda" else {}),
         "numpy_rng": np.random.get_state(),  # noqa: NPY002 - SB3 samples from the global generator
         "random_rng": random.getstate(),
         "num_timesteps": model.num_timesteps,
@@ -204,6 +207,7 @@ def check_args(args: Args) -> None:
         raise ValueError(f"--eval-every {args.eval_every}: accepted an integer >= 0")
     if not args.hidden or min(args.hidden) < 1:
         raise ValueError(f"--hidden {args.hidden}: accepted layer sizes >= 1")
+    resolve_device(args.device)
     if args.mode == "single" and len(args.opponents) != args.num_players - 1:
         raise ValueError(
             f"--opponents names {len(args.opponents)} agents; --mode single at {args.num_players} players needs "
@@ -212,15 +216,18 @@ def check_args(args: Args) -> None:
 
 
 def build_model(args: Args, run_dir: Path, saved: dict[str, Any] | None):
+    device = training_device(args.device)  # on CUDA: deterministic algorithms, so resumes are exact
     if saved is not None:
         try:
             env = VecMonitor(pickle.loads(saved["env"]))
-            model = MaskablePPO.load(args.resume, env=env, device=args.device, tensorboard_log=str(run_dir))
+            model = MaskablePPO.load(args.resume, env=env, device=device, tensorboard_log=str(run_dir))
         except (ValueError, KeyError, RuntimeError, pickle.UnpicklingError, zipfile.BadZipFile) as exc:
             raise CheckpointError(f"--resume {args.resume}: the model does not load ({exc})") from exc
         model._last_obs, model._last_episode_starts = saved["last_obs"], saved["episode_starts"]
         model.num_timesteps = saved["num_timesteps"]
         torch.set_rng_state(saved["torch_rng"])
+        if device.type == "cuda" and "cuda_rng" in saved:
+            torch.cuda.set_rng_state(saved["cuda_rng"], device)
         np.random.set_state(saved["numpy_rng"])  # noqa: NPY002
         random.setstate(saved["random_rng"])
         return model
@@ -235,7 +242,7 @@ def build_model(args: Args, run_dir: Path, saved: dict[str, Any] | None):
         ent_coef=args.ent_coef,
         seed=args.seed,
         policy_kwargs={"net_arch": list(args.hidden)},
-        device=args.device,
+        device=device,
         tensorboard_log=str(run_dir),
         verbose=0,
     )

@@ -71,8 +71,10 @@ from nertz_env.training.checkpoint import (
     load_torch_checkpoint,
     own_generators,
     remove_partial_files,
+    resolve_device,
     say,
     summary_table,
+    training_device,
     write_json_lines,
 )
 from nertz_env.training.init_policy import start_from
@@ -179,6 +181,7 @@ def check_args(args: Args) -> None:
         raise ValueError(f"--lookahead-depth {args.lookahead_depth}: accepted 1 to 4")
     if not args.scripted:
         raise ValueError("--scripted needs at least one agent for the opponent pool")
+    resolve_device(args.device)
     try:
         feature_columns(args.drop_features)
     except ValueError as exc:
@@ -243,8 +246,7 @@ def build(args: Args) -> Trainer:
     torch.manual_seed(args.seed)
     if args.threads:
         torch.set_num_threads(args.threads)
-    auto = "cuda" if torch.cuda.is_available() else "cpu"
-    device = torch.device(auto if args.device == "auto" else args.device)
+    device = training_device(args.device)
     rng = np.random.default_rng(args.seed)
     config = NertzConfig(num_players=args.num_players, reward=args.reward, **parse_rule_options(args.rules))
     lookahead = args.lookahead_depth if args.lookahead_features else 0
@@ -289,6 +291,8 @@ def restore(t: Trainer, resume: dict[str, Any] | None) -> tuple[Loop, int, list[
         raise CheckpointError(f"--resume {a.resume}: its contents do not fit this trainer ({exc})") from exc
     t.rng.bit_generator.state = resume["numpy_rng"]
     torch.set_rng_state(resume["torch_rng"])
+    if t.device.type == "cuda" and "cuda_rng" in resume:  # the draws made on the GPU (sample_pairs)
+        torch.cuda.set_rng_state(resume["cuda_rng"], t.device)
     next_done = resume.get("next_done", torch.zeros(t.seats.n_learn))
     loop = Loop(resume["obs"], resume["masks"], resume["opponent"], next_done, actions,
                 list(resume.get("recent", [])), resume["global_step"])  # fmt: skip
@@ -308,6 +312,7 @@ def save(t: Trainer, run_dir: Path, update: int, loop: Loop, evals: list[dict[st
         "envs": pickle.dumps(t.envs),
         "numpy_rng": t.rng.bit_generator.state,
         "torch_rng": torch.get_rng_state(),
+        **({"cuda_rng": torch.cuda.get_rng_state(t.device)} if t.device.type == "cuda" else {}),
         "obs": loop.obs.copy(),
         "masks": loop.masks.copy(),
         "opponent": loop.opponent.copy(),
