@@ -46,8 +46,7 @@ def test_the_advantages_are_taken_over_the_central_critics_values(tmp_path):
     args, _, _ = start(SMALL + CENTRAL + ["--run-dir", str(tmp_path), "--total-steps", "4096"])
     t = build(args)
     loop = restore(t, None)[0]
-    buf = Rollout.empty(args.num_steps, t.seats.n_learn, t.obs_dim, t.n_actions)
-    buf.hidden = torch.zeros((args.num_steps, t.seats.n_learn, t.critic.width), dtype=torch.int8)
+    buf = Rollout.for_trainer(t)
     collect(t, buf, loop, bc_coef=0.0)
     adv, ret = advantages(t, buf, loop)
     central = t.critic.values(t.net, buf.obs.reshape(t.batch_size, -1), buf.hidden.reshape(t.batch_size, -1))

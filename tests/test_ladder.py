@@ -89,7 +89,7 @@ def test_a_record_file_is_checked(tmp_path):
 def test_the_command_line_reports_bad_input_in_one_line(tmp_path):
     for argv, says in (
         (["--runs", str(tmp_path / "missing")], "no run directory"),
-        (["--runs", str(tmp_path)], "holds no policy snapshots"),
+        (["--runs", str(tmp_path)], "--keep-policy-every) nor a policy.pt"),
         (["--scripted", "random", "nobody"], "unknown agent 'nobody'"),
         (["--players", "1"], "--players"),
         (["--plot-only", str(tmp_path / "x.json")], "--plot-only needs --plot"),

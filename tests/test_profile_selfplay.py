@@ -18,6 +18,18 @@ def test_the_shares_of_an_update_add_up_to_the_whole():
     assert 0.5 < sum(result[k] for k in PARTS) <= 1.0 + 1e-9  # the rest is Python between the parts
 
 
+def test_a_run_with_the_hidden_card_critic_is_profiled_with_its_fit(monkeypatch):
+    """The critic's rollout buffer holds the hidden cards, and its fit is timed with the update."""
+    from nertz_env.training.central_critic import CentralCritic
+
+    fits = []
+    real_fit = CentralCritic.fit
+    monkeypatch.setattr(CentralCritic, "fit", lambda self, *a: fits.append(1) or real_fit(self, *a))
+    result = profile([*TINY, "--central-critic", "true", "--scripted", "greedy"], updates=2)
+    assert len(fits) == 3 and result["decisions_per_s"] > 0  # one warm-up and two timed updates
+    assert 0.5 < sum(result[k] for k in PARTS) <= 1.0 + 1e-9
+
+
 def test_bad_flags_are_refused(capsys):
     with pytest.raises(SystemExit):
         main(["--updates", "0", "--", *TINY])

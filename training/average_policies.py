@@ -18,14 +18,17 @@ from pathlib import Path
 from nertz_env.agents.policy import load_network, save_policy
 
 
-def kept_policies(run_dir: str | Path) -> list[Path]:
-    """The run's kept policies, oldest first (by the decisions in their names)."""
+def kept_policies(run_dir: str | Path, with_last: bool = False) -> list[Path]:
+    """The run's kept policies (``policies/policy_*.pt``), oldest first by the decisions in their
+    names; ``with_last``: and its last ``policy.pt`` after them, where there is one."""
     run = Path(run_dir)
     if not run.is_dir():
         raise FileNotFoundError(f"no run directory {run} (give a directory train_selfplay wrote)")
     files = sorted((run / "policies").glob("policy_*.pt"), key=lambda p: int(p.stem.removeprefix("policy_")))
+    files += [run / "policy.pt"] if with_last and (run / "policy.pt").is_file() else []
     if not files:
-        raise ValueError(f"{run} holds no kept policies (policies/policy_*.pt, train_selfplay --keep-policy-every)")
+        kept = "policies/policy_*.pt, train_selfplay --keep-policy-every"
+        raise ValueError(f"{run} holds no kept policies ({kept}){' nor a policy.pt' if with_last else ''}")
     return files
 
 

@@ -53,15 +53,11 @@ def run_entrants(run_dir: str | Path) -> list[dict[str, Any]]:
     """The policy snapshots of a ``train_selfplay`` run, by training decisions (its last
     ``policy.pt`` too, unless a snapshot holds the same decisions)."""
     from nertz_env.agents.policy import load_network
+    from nertz_env.training.average_policies import kept_policies
 
     run = Path(run_dir)
-    if not run.is_dir():
-        raise FileNotFoundError(f"no run directory {run} (give a directory train_selfplay wrote)")
-    files = sorted((run / "policies").glob("policy_*.pt")) + [p for p in [run / "policy.pt"] if p.is_file()]
-    if not files:
-        raise ValueError(f"{run} holds no policy snapshots (policies/policy_*.pt or policy.pt from train_selfplay)")
     out, seen = [], set()
-    for path in files:
+    for path in kept_policies(run, with_last=True):
         _, config, blob = load_network(path)
         decisions = int(blob.get("extra", {}).get("global_step", -1))
         if decisions < 0:

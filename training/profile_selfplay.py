@@ -42,7 +42,7 @@ def profile(argv: Sequence[str], updates: int, dense: bool = False) -> dict[str,
     if dense:
         t.net.summary = lambda obs: t.net.body(obs.float() * t.net.scale)
     loop, _, _ = train_selfplay.restore(t, resume)
-    buf = Rollout.empty(args.num_steps, t.seats.n_learn, t.obs_dim, t.n_actions)
+    buf = Rollout.for_trainer(t)
     rows: list[dict[str, float]] = []
     for i in range(updates + 1):
         cloning = i < t.bc_updates
@@ -53,6 +53,8 @@ def profile(argv: Sequence[str], updates: int, dense: bool = False) -> dict[str,
         adv, ret = advantages(t, buf, loop)
         gae = time.perf_counter()
         update(t, buf, adv, ret, cloning, bc_coef)
+        if t.critic is not None:  # the hidden-card critic's fit counts in the update
+            t.critic.fit(t.net, buf, ret, args.update_epochs, args.num_minibatches, args.learning_rate)
         done = time.perf_counter()
         if i:
             total = done - began

@@ -246,7 +246,7 @@ def recheck(labels: Sequence[dict[str, np.ndarray]], policy_kinds: Sequence[str]
         some = np.array(gains, np.float64) if gains else np.full(1, np.nan)  # nan: none searched
         above = float(np.mean(some > 0)) if gains else float("nan")
         report["horizons"][str(horizon)] = {"searched": len(gains), "still_best": best,
-                                            "mean_gain": float(some.mean()), "share_above_policy": above}
+                                            "mean_gain": float(some.mean()), "share_above_policy": above}  # fmt: skip
     return report
 
 

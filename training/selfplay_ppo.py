@@ -119,6 +119,15 @@ class Rollout:
         return cls(z(obs_dim, dtype=torch.int8), z(n_actions, dtype=torch.int8), z(dtype=torch.long),
                    z(dtype=torch.long), z(), z(), z(), z())  # fmt: skip
 
+    @classmethod
+    def for_trainer(cls, t: Any) -> Rollout:
+        """The rollout buffer of a trainer ``t`` (``train_selfplay.Trainer``), with room for the
+        hidden cards when it has a central critic."""
+        buf = cls.empty(t.args.num_steps, t.seats.n_learn, t.obs_dim, t.n_actions)
+        if t.critic is not None:
+            buf.hidden = torch.zeros((t.args.num_steps, t.seats.n_learn, t.critic.width), dtype=torch.int8)
+        return buf
+
 
 @dataclass
 class Loop:

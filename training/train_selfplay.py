@@ -359,9 +359,7 @@ def main(argv: list[str] | None = None) -> Path:
         from torch.utils.tensorboard import SummaryWriter
 
         writer = SummaryWriter(str(run_dir))
-    buf = Rollout.empty(args.num_steps, t.seats.n_learn, t.obs_dim, t.n_actions)
-    if t.critic is not None:
-        buf.hidden = torch.zeros((args.num_steps, t.seats.n_learn, t.critic.width), dtype=torch.int8)
+    buf = Rollout.for_trainer(t)
     bar = tqdm(total=t.num_updates * t.batch_size, initial=(first - 1) * t.batch_size, disable=not args.progress,
                unit="step", dynamic_ncols=True, file=sys.stderr)  # fmt: skip
     began = time.perf_counter()
