@@ -89,6 +89,23 @@ def test_without_the_flag_the_run_is_unchanged_and_an_old_checkpoint_resumes_wit
     assert all(torch.equal(fresh[k], with_critic[k]) for k in fresh)  # the critic is drawn after the network
 
 
+def test_the_critic_keeps_its_own_learning_rate_while_the_policys_anneals(tmp_path):
+    """``--critic-lr``: the hidden-card critic is fitted at that rate throughout; without it (0),
+    at the policy's annealed rate. A rate below 0 or not finite is refused before anything runs."""
+    for critic_lr, expected in (("0.002", 0.002), ("0", None)):
+        run = tmp_path / critic_lr
+        main(SMALL + CENTRAL + ["--total-steps", "400", "--critic-lr", critic_lr, "--run-dir", str(run)])
+        saved = torch.load(run / "checkpoint.pt", weights_only=False)
+        policy_lr = saved["optimizer"]["param_groups"][0]["lr"]
+        critic_lr_used = saved["critic"]["optimizer"]["param_groups"][0]["lr"]
+        assert policy_lr < 3e-4  # annealed over the PPO phase
+        assert critic_lr_used == (expected if expected is not None else policy_lr)
+    for bad in ("-0.1", "nan"):
+        with pytest.raises(ValueError, match=f"--critic-lr {bad}: accepted a finite number >= 0"):
+            start(SMALL + CENTRAL + ["--critic-lr", bad, "--run-dir", str(tmp_path / "bad")])
+    assert not (tmp_path / "bad").exists()
+
+
 def test_explained_variance_is_one_for_a_perfect_critic_and_zero_for_the_mean():
     returns = torch.tensor([1.0, -2.0, 3.0, 0.5])
     assert explained_variance(returns, returns) == 1.0

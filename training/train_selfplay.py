@@ -117,6 +117,7 @@ class Args:
     central_critic: bool = arg(
         False, "advantages from a critic that also sees the hidden cards (training.central_critic)"
     )
+    critic_lr: float = arg(0.0, "that critic's own constant learning rate (0: the policy's, annealed with it)")
     drop_features: tuple[str, ...] = arg(
         (), "feature groups zeroed in training and in the saved policy's play (an ablation)", choices=[*FEATURE_GROUPS]
     )
@@ -157,7 +158,7 @@ MAY_CHANGE = {"total_steps", "tensorboard"}  # on resume: the saved value unless
 PER_CALL = {"resume", "stop_after", "progress"}  # on resume: this invocation's value
 # Flags added after runs were saved, with the value those runs trained with: a checkpoint
 # without the flag resumes as it began.
-BEFORE_FLAG = {"sampler": "catalogue", "central_critic": False}
+BEFORE_FLAG = {"sampler": "catalogue", "central_critic": False, "critic_lr": 0.0}
 
 
 def check_args(args: Args) -> None:
@@ -173,8 +174,9 @@ def check_args(args: Args) -> None:
             raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted an integer >= 0")
     if not 0.0 <= args.self_play_fraction <= 1.0:
         raise ValueError(f"--self-play-fraction {args.self_play_fraction}: accepted 0 to 1")
-    if not math.isfinite(args.win_bonus) or args.win_bonus < 0:
-        raise ValueError(f"--win-bonus {args.win_bonus}: accepted a finite number >= 0")
+    for name in ("win_bonus", "critic_lr"):
+        if not math.isfinite(getattr(args, name)) or getattr(args, name) < 0:
+            raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted a finite number >= 0")
     if args.bc_steps < -1:
         raise ValueError(f"--bc-steps {args.bc_steps}: accepted -1 (an eighth of --total-steps) or >= 0")
     if args.lookahead_features and not 1 <= args.lookahead_depth <= 4:
@@ -401,7 +403,7 @@ def train_one(t: Trainer, buf: Rollout, loop: Loop, update: int, bar, writer) ->
     adv, ret = advantages(t, buf, loop)
     stats = update_net(t, buf, adv, ret, cloning, bc_coef)
     if t.critic is not None:
-        stats["central"] = t.critic.fit(t.net, buf, ret, a.update_epochs, a.num_minibatches, lr)
+        stats["central"] = t.critic.fit(t.net, buf, ret, a.update_epochs, a.num_minibatches, a.critic_lr or lr)
     if update % a.snapshot_every == 0:
         t.pool.add(t.net)
     elapsed = time.perf_counter() - t0
