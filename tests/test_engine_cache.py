@@ -54,10 +54,15 @@ PROBE = textwrap.dedent(
 )
 
 
+def _pythonpath(*first: Path) -> str:
+    """``first``, then the ``PYTHONPATH`` the tests run with (where the dependencies may live)."""
+    return os.pathsep.join([*map(str, first), *filter(None, [os.environ.get("PYTHONPATH")])])
+
+
 def _run(cwd: Path, code: str, env: dict | None = None) -> str:
     result = subprocess.run(
         [sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=900,
-        env={**os.environ, "PYTHONPATH": str(cwd), **(env or {})},
+        env={**os.environ, "PYTHONPATH": _pythonpath(cwd), **(env or {})},
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout
@@ -153,7 +158,7 @@ def test_a_read_only_install_still_imports_and_runs(tmp_path):
     clean = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     result = subprocess.run(
         [sys.executable, "-c", code], cwd=tmp_path / "pkg", capture_output=True, text=True, timeout=600,
-        env={**clean, "PYTHONPATH": str(tmp_path / "pkg"), **env},
+        env={**clean, "PYTHONPATH": _pythonpath(tmp_path / "pkg"), **env},
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.splitlines() == [str(temp / f"nertz_env-numba-{os.getuid()}"), str(3 - 2 * 2 + 9)]
@@ -194,7 +199,7 @@ def test_of_two_processes_that_need_a_kernel_one_compiles_it_and_the_other_loads
 
     (tmp_path / "kernel_module.py").write_text(KERNEL)
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
-    env.update(PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}", NERTZ_COMPILE_NOTICE="0", NERTZ_COMPILE_JOBS="1")
+    env.update(PYTHONPATH=_pythonpath(tmp_path, ROOT), NERTZ_COMPILE_NOTICE="0", NERTZ_COMPILE_JOBS="1")
     (tmp_path / "__pycache__").mkdir()
     code = compile(KERNEL, "kernel_module.py", "exec")
     line = next(c.co_firstlineno for c in code.co_consts if getattr(c, "co_name", "") == "add_one")
