@@ -120,6 +120,18 @@ def training_device(name: str) -> torch.device:
     return device
 
 
+def device_generator(device: torch.device) -> dict[str, torch.Tensor]:
+    """For a checkpoint: the CUDA generator's state (``"cuda_rng"``) of a run on CUDA, whose
+    draws on the GPU it drives; nothing on the CPU (``"torch_rng"`` holds that one)."""
+    return {"cuda_rng": torch.cuda.get_rng_state(device)} if device.type == "cuda" else {}
+
+
+def restore_device_generator(saved: dict[str, Any], device: torch.device) -> None:
+    """Put back what ``device_generator`` saved, on CUDA, where the checkpoint holds it."""
+    if device.type == "cuda" and "cuda_rng" in saved:
+        torch.cuda.set_rng_state(saved["cuda_rng"], device)
+
+
 @contextlib.contextmanager
 def own_generators(device: torch.device | None = None) -> Iterator[None]:
     """Run a block (an evaluation) without moving the run's generators: torch's (CPU and the

@@ -52,9 +52,7 @@ def profile(argv: Sequence[str], updates: int, dense: bool = False) -> dict[str,
         rolled = time.perf_counter()
         adv, ret = advantages(t, buf, loop)
         gae = time.perf_counter()
-        update(t, buf, adv, ret, cloning, bc_coef)
-        if t.critic is not None:  # the hidden-card critic's fit counts in the update
-            t.critic.fit(t.net, buf, ret, args.update_epochs, args.num_minibatches, args.learning_rate)
+        update(t, buf, adv, ret, cloning, bc_coef)  # the hidden-card critic's fit included
         done = time.perf_counter()
         if i:
             total = done - began

@@ -236,9 +236,10 @@ def advantages(t: Any, buf: Rollout, loop: Loop) -> tuple[torch.Tensor, torch.Te
 
 
 def update(t: Any, buf: Rollout, adv: torch.Tensor, ret: torch.Tensor, cloning: bool, bc_coef: float) -> dict:
-    """The update: PPO, or cloning the teacher, or both (see train_selfplay's module doc).
-    Returns the last minibatch's losses and the epoch statistics for logging. The softmax runs
-    over each row's legal moves only (the rollout's pairs), never over the whole catalogue."""
+    """The update: PPO, or cloning the teacher, or both (see train_selfplay's module doc), then
+    the hidden-card critic's fit where the trainer has one. Returns the last minibatch's losses
+    and the epoch statistics for logging. The softmax runs over each row's legal moves only (the
+    rollout's pairs), never over the whole catalogue."""
     a, device, batch_size = t.args, t.device, t.batch_size
     f_obs = buf.obs.reshape(batch_size, t.obs_dim)
     f_actions, f_logprobs, f_teacher = buf.actions.reshape(-1), buf.logprobs.reshape(-1), buf.teacher.reshape(-1)
@@ -291,6 +292,9 @@ def update(t: Any, buf: Rollout, adv: torch.Tensor, ret: torch.Tensor, cloning: 
             t.optimizer.step()
         if a.target_kl and stats["approx_kl"] > a.target_kl:
             break
+    if t.critic is not None:  # --central-critic: fitted at --critic-lr, else at the policy's rate of this update
+        lr = a.critic_lr or t.optimizer.param_groups[0]["lr"]
+        stats["central"] = t.critic.fit(t.net, buf, ret, a.update_epochs, a.num_minibatches, lr)
     return stats
 
 

@@ -40,11 +40,13 @@ from nertz_env.training.args import arg, parse_given, resume_args
 from nertz_env.training.checkpoint import (
     CheckpointError,
     atomic_write,
+    device_generator,
     eval_line,
     evaluate_policy,
     own_generators,
     remove_partial_files,
     resolve_device,
+    restore_device_generator,
     say,
     summary_table,
     training_device,
@@ -148,7 +150,7 @@ def save_checkpoint(model, run_dir: Path, progress: Checkpoints) -> None:
         "last_obs": model._last_obs,
         "episode_starts": model._last_episode_starts,
         "torch_rng": torch.get_rng_state(),
-        **({"cuda_rng": torch.cuda.get_rng_state(model.device)} if model.device.type == "cuda" else {}),
+        **device_generator(model.device),
         "numpy_rng": np.random.get_state(),  # noqa: NPY002 - SB3 samples from the global generator
         "random_rng": random.getstate(),
         "num_timesteps": model.num_timesteps,
@@ -226,8 +228,7 @@ def build_model(args: Args, run_dir: Path, saved: dict[str, Any] | None):
         model._last_obs, model._last_episode_starts = saved["last_obs"], saved["episode_starts"]
         model.num_timesteps = saved["num_timesteps"]
         torch.set_rng_state(saved["torch_rng"])
-        if device.type == "cuda" and "cuda_rng" in saved:
-            torch.cuda.set_rng_state(saved["cuda_rng"], device)
+        restore_device_generator(saved, device)
         np.random.set_state(saved["numpy_rng"])  # noqa: NPY002
         random.setstate(saved["random_rng"])
         return model

@@ -66,12 +66,14 @@ from nertz_env.training.central_critic import CentralCritic
 from nertz_env.training.checkpoint import (
     CheckpointError,
     atomic_write,
+    device_generator,
     eval_line,
     evaluate_policy,
     load_torch_checkpoint,
     own_generators,
     remove_partial_files,
     resolve_device,
+    restore_device_generator,
     say,
     summary_table,
     training_device,
@@ -293,8 +295,7 @@ def restore(t: Trainer, resume: dict[str, Any] | None) -> tuple[Loop, int, list[
         raise CheckpointError(f"--resume {a.resume}: its contents do not fit this trainer ({exc})") from exc
     t.rng.bit_generator.state = resume["numpy_rng"]
     torch.set_rng_state(resume["torch_rng"])
-    if t.device.type == "cuda" and "cuda_rng" in resume:  # the draws made on the GPU (sample_pairs)
-        torch.cuda.set_rng_state(resume["cuda_rng"], t.device)
+    restore_device_generator(resume, t.device)  # the draws made on the GPU (sample_pairs)
     next_done = resume.get("next_done", torch.zeros(t.seats.n_learn))
     loop = Loop(resume["obs"], resume["masks"], resume["opponent"], next_done, actions,
                 list(resume.get("recent", [])), resume["global_step"])  # fmt: skip
@@ -314,7 +315,7 @@ def save(t: Trainer, run_dir: Path, update: int, loop: Loop, evals: list[dict[st
         "envs": pickle.dumps(t.envs),
         "numpy_rng": t.rng.bit_generator.state,
         "torch_rng": torch.get_rng_state(),
-        **({"cuda_rng": torch.cuda.get_rng_state(t.device)} if t.device.type == "cuda" else {}),
+        **device_generator(t.device),
         "obs": loop.obs.copy(),
         "masks": loop.masks.copy(),
         "opponent": loop.opponent.copy(),
@@ -402,8 +403,6 @@ def train_one(t: Trainer, buf: Rollout, loop: Loop, update: int, bar, writer) ->
     t_rollout = time.perf_counter() - t0
     adv, ret = advantages(t, buf, loop)
     stats = update_net(t, buf, adv, ret, cloning, bc_coef)
-    if t.critic is not None:
-        stats["central"] = t.critic.fit(t.net, buf, ret, a.update_epochs, a.num_minibatches, a.critic_lr or lr)
     if update % a.snapshot_every == 0:
         t.pool.add(t.net)
     elapsed = time.perf_counter() - t0
