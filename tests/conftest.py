@@ -83,6 +83,33 @@ def cards_of(snapshot: dict, player: int) -> list[str]:
     return out
 
 
+def mid_hand(num_envs: int = 12, seed: int = 7, ticks: int = 25) -> tuple[np.ndarray, np.ndarray]:
+    """Observations and masks ``[num_envs, 4, ...]`` of ``NertzVectorEnv`` tables after ``ticks``
+    of random play: many kinds of legal move, for tests that score them two ways and compare."""
+    from nertz_env.vector import NertzVectorEnv
+
+    env = NertzVectorEnv(num_envs, seed=seed)
+    obs, masks = env.reset()
+    for _ in range(ticks):
+        obs, masks, *_ = env.step(env.sample_actions())
+    return obs, masks
+
+
+def scorer_nets(k: int, seed: int = 0) -> list:
+    """``k`` small move-scoring networks (``agents.policy.build_scorer``, 4 players, no look-ahead)
+    in eval mode, their scores drawn far apart so that a wrong network shows (needs torch)."""
+    import torch
+
+    from nertz_env.agents.policy import build_scorer
+
+    torch.manual_seed(seed)
+    nets = [build_scorer(NertzConfig(), (32, 16), 8, lookahead=False) for _ in range(k)]
+    for net in nets:
+        torch.nn.init.normal_(net.move_out.weight, std=2.0)
+        torch.nn.init.normal_(net.body[0].bias, std=0.5)
+    return [net.eval() for net in nets]
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     """The compiles ``NERTZ_COMPILE_LOG`` recorded (the controller's summary only): how many, in how
     many processes, and any kernel compiled more than once for the same signature and cache."""

@@ -11,13 +11,14 @@ import pytest
 torch = pytest.importorskip("torch", reason="the trainer needs torch (the training extra)")
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: this checks --device cuda")
 
-from nertz_env import NertzConfig, agents  # noqa: E402
-from nertz_env.agents.policy import build_scorer, load_network  # noqa: E402
+from conftest import mid_hand, scorer_nets  # noqa: E402
+
+from nertz_env import agents  # noqa: E402
+from nertz_env.agents.policy import load_network  # noqa: E402
 from nertz_env.training.central_critic import CentralCritic  # noqa: E402
 from nertz_env.training.checkpoint import training_device  # noqa: E402
 from nertz_env.training.snapshots import StackedSnapshots  # noqa: E402
 from nertz_env.training.train_selfplay import build, main, restore, start  # noqa: E402
-from nertz_env.vector import NertzVectorEnv  # noqa: E402
 
 SMALL = ["--num-envs", "4", "--num-steps", "8", "--eval-every", "0", "--progress", "false", "--threads", "1",
          "--lookahead-features", "false", "--scripted", "greedy", "--bc-steps", "80", "--snapshot-every", "2",
@@ -26,19 +27,8 @@ SMALL = ["--num-envs", "4", "--num-steps", "8", "--eval-every", "0", "--progress
 
 @pytest.fixture(scope="module")
 def tables():
-    env = NertzVectorEnv(12, seed=11)
-    obs, masks = env.reset()
-    for _ in range(30):
-        obs, masks, *_ = env.step(env.sample_actions())
+    obs, masks = mid_hand()
     return obs.reshape(-1, obs.shape[-1]), masks.reshape(-1, masks.shape[-1])
-
-
-def _nets(k: int, seed: int):
-    torch.manual_seed(seed)
-    nets = [build_scorer(NertzConfig(), (32, 16), 8, lookahead=False).eval() for _ in range(k)]
-    for net in nets:  # scores far apart, so that a wrong network shows
-        torch.nn.init.normal_(net.move_out.weight, std=2.0)
-    return nets
 
 
 def test_auto_is_the_gpu_where_torch_sees_one_and_a_wrong_device_is_named():
@@ -66,7 +56,7 @@ def test_cuda_without_a_gpu_is_a_clear_error_before_a_run_writes_anything(tmp_pa
 def test_the_gpu_scores_every_move_as_the_cpu_does(tables):
     """The dense summary on the GPU and the sparse one on the CPU: the same logits and values."""
     obs, masks = tables
-    net = _nets(1, 0)[0]
+    net = scorer_nets(1, 0)[0]
     with torch.no_grad():
         cpu_logits, cpu_values = net(torch.from_numpy(obs), torch.from_numpy(masks))
         gpu_logits, gpu_values = net.to("cuda")(torch.from_numpy(obs).cuda(), torch.from_numpy(masks).cuda())
@@ -78,7 +68,7 @@ def test_the_gpu_scores_every_move_as_the_cpu_does(tables):
 @needs_cuda
 def test_stacked_snapshots_on_the_gpu_score_as_each_network_on_the_cpu(tables):
     obs, masks = tables
-    nets = _nets(3, 1)
+    nets = scorer_nets(3, 1)
     who = np.random.default_rng(1).integers(3, size=len(obs))
     cpu_scores = []
     rows, acts, feats = nets[0].features(obs, masks)

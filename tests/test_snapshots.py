@@ -10,35 +10,22 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the trainer needs torch (the training extra)")
 
+from conftest import mid_hand, scorer_nets  # noqa: E402
+
 from nertz_env import NertzConfig, agents  # noqa: E402
-from nertz_env.agents.policy import build_scorer  # noqa: E402
 from nertz_env.training.selfplay_ppo import Opponents  # noqa: E402
 from nertz_env.training.snapshots import StackedSnapshots  # noqa: E402
-from nertz_env.vector import NertzVectorEnv  # noqa: E402
-
-
-def _nets(k: int, seed: int = 0):
-    torch.manual_seed(seed)
-    nets = [build_scorer(NertzConfig(), (32, 16), 8, lookahead=False) for _ in range(k)]
-    for net in nets:  # scores far apart, so that a wrong network shows
-        torch.nn.init.normal_(net.move_out.weight, std=2.0)
-        torch.nn.init.normal_(net.body[0].bias, std=0.5)
-    return [net.eval() for net in nets]
 
 
 @pytest.fixture(scope="module")
 def tables():
-    env = NertzVectorEnv(12, seed=7)
-    obs, masks = env.reset()
-    for _ in range(25):
-        obs, masks, *_ = env.step(env.sample_actions())
-    return obs, masks  # [12, 4, ...]
+    return mid_hand()  # [12, 4, ...]
 
 
 @pytest.mark.parametrize("k, who_seed", [(1, 0), (3, 1), (4, 2)])
 def test_each_snapshot_scores_its_rows_as_its_own_network(tables, k, who_seed):
     obs, masks = (x.reshape(-1, x.shape[-1]) for x in tables)
-    nets = _nets(k, who_seed)
+    nets = scorer_nets(k, who_seed)
     who = np.random.default_rng(who_seed).integers(k, size=len(obs))
     if k > 2:
         who[who == 1] = 0  # a network that holds no row this tick
@@ -67,7 +54,7 @@ def _pool(sampler: str, nets) -> Opponents:
 
 def test_the_pool_plays_legal_moves_and_its_scripted_seats_play_their_agent(tables):
     obs, masks = tables[0][:, 1:], tables[1][:, 1:]
-    pool = _pool("pairs", _nets(3))
+    pool = _pool("pairs", scorer_nets(3))
     opponent = np.array([0, 1, 2, 3, 1, 0, 3, 3, 2, 1, 0, 2])
     torch.manual_seed(0)
     moves = pool.act_games(opponent, obs, masks, "cpu")
@@ -77,7 +64,7 @@ def test_the_pool_plays_legal_moves_and_its_scripted_seats_play_their_agent(tabl
     o, m = obs[held].reshape(-1, obs.shape[-1]), masks[held].reshape(-1, masks.shape[-1])
     np.testing.assert_array_equal(moves[held].reshape(-1), agents.make("greedy").act_batch(o, m))
     assert pool._stacked.nets == pool.snapshots
-    pool.add(_nets(1, 9)[0])  # the pool changed: the next pass stacks the new snapshots
+    pool.add(scorer_nets(1, 9)[0])  # the pool changed: the next pass stacks the new snapshots
     pool.act_games(opponent, obs, masks, "cpu")
     assert pool._stacked.nets == pool.snapshots and len(pool.snapshots) == 3
 
@@ -86,7 +73,7 @@ def test_the_catalogue_sampler_draws_as_one_call_per_opponent(tables):
     """What the trainer drew before the pairs sampler: one call per opponent in order, each
     snapshot's moves from torch's Categorical over the catalogue."""
     obs, masks = tables[0][:, 1:], tables[1][:, 1:]
-    nets = _nets(2)
+    nets = scorer_nets(2)
     pool = _pool("catalogue", nets)
     opponent = np.array([2, 1, 0, 2, 2, 1, 0, 1, 2, 0, 1, 2])
     torch.manual_seed(3)
