@@ -74,6 +74,17 @@ def test_summary_is_consistent(report):
         assert p["hands"] == 18 and p["score_diff_ci"][0] <= p["score_diff"] <= p["score_diff_ci"][1]
 
 
+def test_calls_won_is_the_win_share_of_the_hands_an_agent_called(report):
+    from nertz_env.training.stats import win_shares
+
+    for r in report["summary"]:
+        mine = [win_shares(h["scores"])[s] for h in report["hands"] for s, k in enumerate(h["seats"])
+                if k == r["index"] and h["called"][s]]  # fmt: skip
+        assert r["calls_won"] == (pytest.approx(sum(mine) / len(mine)) if mine else None)
+    rows = {r["agent"]: r for r in report["summary"]}
+    assert rows["passive"]["calls_won"] is None and rows["heuristic"]["calls_won"] is not None  # R4.6: a choice
+
+
 def test_pool_tables_and_ratings():
     ratings = rate_pool(["heuristic", "greedy", "passive", "random", "greedy"], players_per_table=3, hands=12, seed=2)
     assert set(ratings) == {"heuristic", "greedy", "passive", "random", "greedy#2"}

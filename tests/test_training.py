@@ -333,21 +333,48 @@ def test_win_advantage_agrees_with_the_evaluations_win_shares_on_played_hands():
     assert seen >= 8
 
 
-def test_the_win_bonus_changes_what_the_trainer_learns(tmp_path):
+def test_the_win_and_nertz_bonuses_change_what_the_trainer_learns(tmp_path):
     common = [*TINY, "--total-steps", "400", "--tensorboard", "false", "--rules", "max_cycles=6", "--seed", "3"]
     run("nertz_env.training.train_selfplay", *common, "--run-dir", str(tmp_path / "plain"))
     run("nertz_env.training.train_selfplay", *common, "--run-dir", str(tmp_path / "win"), "--win-bonus", "5")
     plain, win = params(tmp_path / "plain" / "policy.pt"), params(tmp_path / "win" / "policy.pt")
     assert not all(torch.equal(plain[k], win[k]) for k in plain)
     assert '"win_bonus": 5.0' in (tmp_path / "win" / "config.json").read_text()
+    run("nertz_env.training.train_selfplay", *common, "--run-dir", str(tmp_path / "race"), "--nertz-bonus", "2")
+    race = params(tmp_path / "race" / "policy.pt")
+    assert not all(torch.equal(plain[k], race[k]) for k in plain)
 
 
+def test_nertz_cards_out_sums_over_a_hand_to_the_cards_that_left_the_pile():
+    """What ``--nertz-bonus`` pays, summed over a hand, is the pile's size less the cards R7 counts
+    as left at the end (a hand's last step reads its ``final_observation``, not the new deal)."""
+    from nertz_env.agents.base import O_NERTZ_COUNT, observation_offsets
+    from nertz_env.training.selfplay_ppo import nertz_cards_out
+
+    env = NertzVectorEnv(num_envs=6, num_players=3, nertz_pile_size=5, max_cycles=40)
+    column = int(observation_offsets(env.config)[O_NERTZ_COUNT])
+    obs, _ = env.reset(seed=11)
+    total, checked = np.zeros((6, 3), np.int64), 0
+    for _ in range(300):
+        before = obs[..., column].astype(np.int64)
+        obs, _, _, _, _, infos = env.step(env.sample_actions())
+        total += nertz_cards_out(before, obs, infos, column)
+        for g in np.flatnonzero(infos["episode"]["done"]):
+            left = infos["final_observation"][g, :, column]
+            assert total[g].tolist() == (5 - left).tolist()
+            checked += int((left < 5).sum())
+            total[g] = 0
+    assert (total >= 0).all() and checked >= 6  # hands ended with cards gone from their piles
+
+
+@pytest.mark.parametrize("name", ["win_bonus", "nertz_bonus"])
 @pytest.mark.parametrize("bonus", [-1.0, float("nan"), float("inf")])
-def test_a_bad_win_bonus_is_refused(bonus):
+def test_a_bad_win_or_nertz_bonus_is_refused(name, bonus):
     from nertz_env.training import train_selfplay
 
-    with pytest.raises(ValueError, match=r"--win-bonus .*: accepted a finite number >= 0"):
-        train_selfplay.check_args(train_selfplay.Args(win_bonus=bonus))
+    flag = name.replace("_", "-")
+    with pytest.raises(ValueError, match=rf"--{flag} .*: accepted a finite number >= 0"):
+        train_selfplay.check_args(train_selfplay.Args(**{name: bonus}))
 
 
 @pytest.mark.parametrize("greedy", [True, False])

@@ -26,9 +26,10 @@ match so far in their observation's match section).
 Per agent it reports the mean hand score (R7) and the hand win share (the highest score wins, ties
 split), each with a 95% interval over deals (a deal's rotations are not independent hands, so
 the deal is the unit: ``stats.clustered_interval``), how often it emptied its Nertz pile
-and called (R4.6), cards to foundations, ticks per hand, foundation races won and lost (R6), and
-an OpenSkill rating from every hand's ranking; with ``--matches``, matches to ``target_score``
-(R8) and the match win share. ``--out`` writes JSON with the config, seeds, versions and every
+and called (R4.6) and its win share in the hands it called (``calls_won``, in the JSON only),
+cards to foundations, ticks per hand, foundation races won and lost (R6), and an OpenSkill
+rating from every hand's ranking; with ``--matches``, matches to ``target_score`` (R8) and the
+match win share. ``--out`` writes JSON with the config, seeds, versions and every
 hand's result.
 """
 

@@ -35,7 +35,8 @@ def over_deals(pairs, share: bool = False) -> tuple[float, list[float]]:
 
 def summarize(records: list[dict[str, Any]], labels: Sequence[str]) -> list[dict[str, Any]]:
     """Per agent that played (``index`` into ``labels``): score, win share and Nertz-out rate, each
-    with its 95% interval over deals (over matches in match mode), and the other rates and means."""
+    with its 95% interval over deals (over matches in match mode), and the other rates and means
+    (``calls_won``: its win share in the hands it called, R4.6; None if it never called)."""
     per: dict[int, dict[str, list]] = {k: defaultdict(list) for k in range(len(labels))}
     for rec in records:
         shares = stats.win_shares(rec["scores"])
@@ -45,6 +46,8 @@ def summarize(records: list[dict[str, Any]], labels: Sequence[str]) -> list[dict
             d["win"].append(shares[seat])
             d["out"].append(rec["nertz_left"][seat] == 0)
             d["called"].append(rec["called"][seat])
+            if rec["called"][seat]:
+                d["call_won"].append(shares[seat])
             d["found"].append(rec["on_foundations"][seat])
             d["ticks"].append(rec["ticks"])
             d["won"].append(rec["races_won"][seat])
@@ -61,7 +64,8 @@ def summarize(records: list[dict[str, Any]], labels: Sequence[str]) -> list[dict
         rows.append({
             "agent": label, "index": k, "hands": n, "deals": len(set(d["deal"])), "score": score,
             "score_ci": score_ci, "win_share": win, "win_ci": win_ci, "nertz_out": out, "nertz_out_ci": out_ci,
-            "called": sum(d["called"]) / n, "to_foundations": float(np.mean(d["found"])),
+            "called": sum(d["called"]) / n, "calls_won": float(np.mean(d["call_won"])) if d["call_won"] else None,
+            "to_foundations": float(np.mean(d["found"])),
             "ticks": float(np.mean(d["ticks"])), "races_won": float(np.mean(d["won"])),
             "races_lost": float(np.mean(d["lost"])),
         })

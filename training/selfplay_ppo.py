@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from nertz_env import agents
+from nertz_env.agents.base import O_NERTZ_COUNT
 from nertz_env.config import NertzConfig
 from nertz_env.training.snapshots import StackedSnapshots
 from nertz_env.training.stats import win_shares
@@ -148,6 +149,7 @@ def collect(t: Any, buf: Rollout, loop: Loop, bc_coef: float) -> None:
     P, n_learn, device = a.num_players, seats.n_learn, t.device
     buf.rows, buf.acts, buf.feats = [], [], []
     t_env = t_feat = t_teacher = t_net = t_opp = 0.0
+    nertz_col = int(t.features.offsets[O_NERTZ_COUNT])  # what --nertz-bonus reads
     for step in range(a.num_steps):
         flat_obs = loop.obs.reshape(-1, D)[seats.learn_idx]
         flat_masks = loop.masks.reshape(-1, n_actions)[seats.learn_idx]
@@ -177,12 +179,15 @@ def collect(t: Any, buf: Rollout, loop: Loop, bc_coef: float) -> None:
         loop.actions[mixed, 1:] = t.pool.act_games(loop.opponent, loop.obs[mixed, 1:], loop.masks[mixed, 1:], device)
         te = time.perf_counter()
         t_opp += te - to
+        before = loop.obs[..., nertz_col].astype(np.int64) if a.nertz_bonus else None
         loop.obs, loop.masks, rewards, terms, truncs, infos = t.envs.step(loop.actions)
         t_env += time.perf_counter() - te
         done = (terms | truncs).reshape(-1)[seats.learn_idx]
         ended = np.flatnonzero(infos["episode"]["done"])
         if a.win_bonus and len(ended):
             rewards = rewards + a.win_bonus * win_advantage(infos["episode"], ended, P)
+        if a.nertz_bonus:
+            rewards = rewards + a.nertz_bonus * nertz_cards_out(before, loop.obs, infos, nertz_col)
         buf.rewards[step] = torch.from_numpy(rewards.reshape(-1)[seats.learn_idx].astype(np.float32))
         loop.next_done = torch.from_numpy(done.astype(np.float32))
         if len(ended):
@@ -192,6 +197,17 @@ def collect(t: Any, buf: Rollout, loop: Loop, bc_coef: float) -> None:
             loop.opponent[mixed_ended] = t.pool.draw(int(mixed_ended.sum()))
         loop.global_step += n_learn
     buf.times.update(env=t_env, features=t_feat, teacher=t_teacher, net=t_net, opponents=t_opp)
+
+
+def nertz_cards_out(before: np.ndarray, obs: np.ndarray, infos: dict[str, Any], column: int) -> np.ndarray:
+    """``[num_envs, P]``: the cards that left each seat's Nertz pile this step (R7 counts the ones
+    left), from the Nertz counts ``before`` it and after it (``column`` of the observation); a hand
+    that ended counts to its ``final_observation``, not the new deal's full pile."""
+    after = obs[..., column].astype(np.int64)
+    ended = infos["episode"]["done"]
+    if ended.any():
+        after[ended] = infos["final_observation"][ended][..., column]
+    return before - after
 
 
 def win_advantage(episode: dict[str, np.ndarray], ended: np.ndarray, num_players: int) -> np.ndarray:

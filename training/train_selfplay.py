@@ -111,6 +111,7 @@ class Args:
     win_bonus: float = arg(
         0.0, "added to each learner's reward when a hand ends: this times (its win share of the hand - 1/players)"
     )
+    nertz_bonus: float = arg(0.0, "added to each learner's reward per card that leaves its Nertz pile (the race, R5)")
     hidden: tuple[int, ...] = arg((128, 128), "hidden layer sizes of the observation summary")
     action_hidden: int = arg(64, "width of the layers that score each move")
     lookahead_features: bool = arg(True, "also give the network the heuristic's look-ahead value of each move")
@@ -160,7 +161,7 @@ MAY_CHANGE = {"total_steps", "tensorboard"}  # on resume: the saved value unless
 PER_CALL = {"resume", "stop_after", "progress"}  # on resume: this invocation's value
 # Flags added after runs were saved, with the value those runs trained with: a checkpoint
 # without the flag resumes as it began.
-BEFORE_FLAG = {"sampler": "catalogue", "central_critic": False, "critic_lr": 0.0}
+BEFORE_FLAG = {"sampler": "catalogue", "central_critic": False, "critic_lr": 0.0, "nertz_bonus": 0.0}
 
 
 def check_args(args: Args) -> None:
@@ -176,7 +177,7 @@ def check_args(args: Args) -> None:
             raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted an integer >= 0")
     if not 0.0 <= args.self_play_fraction <= 1.0:
         raise ValueError(f"--self-play-fraction {args.self_play_fraction}: accepted 0 to 1")
-    for name in ("win_bonus", "critic_lr"):
+    for name in ("win_bonus", "nertz_bonus", "critic_lr"):
         if not math.isfinite(getattr(args, name)) or getattr(args, name) < 0:
             raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted a finite number >= 0")
     if args.bc_steps < -1:
@@ -354,9 +355,8 @@ def main(argv: list[str] | None = None) -> Path:
     t = build(args)
     loop, first, evals = restore(t, resume)
     write_json_lines(run_dir / "evals.jsonl", evals)  # what the checkpoint holds, nothing after it
-    (run_dir / "config.json").write_text(
-        json.dumps({"args": asdict(args), "rules": t.config.to_dict()}, indent=2, default=str)
-    )
+    config_json = {"args": asdict(args), "rules": t.config.to_dict()}
+    (run_dir / "config.json").write_text(json.dumps(config_json, indent=2, default=str))
     writer = None
     if args.tensorboard:
         from torch.utils.tensorboard import SummaryWriter
