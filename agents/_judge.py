@@ -6,10 +6,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 from numba import njit
 
-from nertz_env.agents._kernels import NO_NERTZ, NO_NERTZ_LEN, read_top, read_work
-from nertz_env.agents.base import O_CALLED, O_FOUNDATION, O_NERTZ_COUNT, O_NERTZ_TOP, O_WASTE_TOP, O_WORK0
+from nertz_env.actions import ACTION_WAIT, DRAW
+from nertz_env.agents._kernels import NO_NERTZ, NO_NERTZ_LEN, read_top, read_tops, read_work
+from nertz_env.agents.base import (
+    O_BLOCK,
+    O_CALLED,
+    O_FOUNDATION,
+    O_FOUNDATION_TOPS,
+    O_NERTZ_COUNT,
+    O_NERTZ_TOP,
+    O_PLAYERS,
+    O_WASTE_TOP,
+    O_WORK0,
+    O_WORK_PILES,
+)
 from nertz_env.config import C_BONUS, C_PENALTY
 from nertz_env.engine import builds_on, fits_foundation, legal_row, r7_score, stamp_compiled
 from nertz_env.engine.constants import T_COUNT, T_DEST, T_KIND, T_SOURCE
@@ -32,6 +45,44 @@ def race_cards(o, off, n_players, block, n_work, opp_work, opp_len, contested):
         for j in range(n_work):
             if opp_len[j] > 0:
                 contested[opp_work[j, opp_len[j] - 1]] += 1
+
+
+@njit(cache=True, inline="always")
+def soon_playable(c, contested, tops) -> bool:
+    """``c`` (-1: none) does not fit a foundation now but will once an opponent plays their own
+    card one rank below it, which fits now (``contested``: ``race_cards``; R4.2, anyone may play
+    on any foundation): a card to keep in reach rather than cover."""
+    if c < 0 or c % 13 == 0 or fits_foundation(c, tops):
+        return False
+    return contested[c - 1] > 0 and fits_foundation(c - 1, tops)
+
+
+@njit(cache=True)
+def wait_for_opponents(obs, off, table, out) -> None:
+    """Where ``out[row]`` is a DRAW that would cover a ``soon_playable`` waste top (one an
+    opponent's next foundation play frees), WAIT instead (R4.7): the heuristic's ``wait="soon"``."""
+    n_work = off[O_WORK_PILES]
+    opp_work, opp_len = np.zeros((n_work, 13), np.int64), np.zeros(n_work, np.int64)
+    contested, tops = np.zeros(52, np.int64), np.zeros((4, 14), np.int64)
+    for row in range(obs.shape[0]):
+        o = obs[row]
+        if table[out[row], T_KIND] != DRAW or read_top(o, off[O_WASTE_TOP]) < 0:
+            continue
+        read_tops(o, off[O_FOUNDATION_TOPS], tops)
+        race_cards(o, off, off[O_PLAYERS], off[O_BLOCK], n_work, opp_work, opp_len, contested)
+        if soon_playable(read_top(o, off[O_WASTE_TOP]), contested, tops):
+            out[row] = ACTION_WAIT
+
+
+@njit(cache=True, inline="always")
+def soon_in_reach(nertz_top, waste_top, work, work_len, contested, tops) -> int:
+    """How many of the viewer's cards in reach (Nertz top, waste top, exposed work cards) are
+    ``soon_playable``."""
+    n = soon_playable(nertz_top, contested, tops) + soon_playable(waste_top, contested, tops)
+    for j in range(work_len.shape[0]):
+        if work_len[j] > 0:
+            n += soon_playable(work[j, work_len[j] - 1], contested, tops)
+    return n
 
 
 @njit(cache=True, inline="always")

@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from nertz_env.actions import CALL, DRAW, NERTZ, TO_FOUNDATION, TO_WORK, WAIT, WASTE, WORK_SOURCE
-from nertz_env.agents._judge import cycle_useful, race_cards, useful
+from nertz_env.agents._judge import cycle_useful, race_cards, soon_in_reach, soon_playable, useful
 from nertz_env.agents._kernels import read_stock, read_top, read_tops, read_waste, read_work
 from nertz_env.agents._search import MAX_DEPTH, pick_moves, score_moves
 from nertz_env.agents.base import (
@@ -69,11 +69,15 @@ from nertz_env.engine.constants import T_COUNT, T_DEST, T_KIND, T_SOURCE
     F_COVERS_PLAYABLE,  # DRAW: the waste top it covers goes to a foundation or a work pile now
     F_CYCLE_AFTER, F_CYCLE_GAIN,  # useful cards the cycle shows after the move, and the change
     F_DRAWS_TO_USEFUL,  # DRAW: 1 / the draws until a useful card shows on the waste top
-) = range(44)
+    F_SOON_MINE,  # with ``opponent``: the viewer's cards in reach an opponent's next play frees (_judge.soon_playable)
+    F_BURIES_SOON, F_FEEDS,  # DRAW or a work move covers such a card / opponents' cards may follow a foundation move
+) = range(47)
 # fmt: on
 N_FEATURES = 36  # the columns every move-scoring policy reads
 N_CYCLE_FEATURES = 44  # with the stock-cycle columns (``ActionFeatures(cycle=True)``)
 CYCLE_COLUMNS = tuple(range(N_FEATURES, N_CYCLE_FEATURES))
+N_OPPONENT_FEATURES = 47  # with the opponent columns (``ActionFeatures(opponent=True)``; the cycle ones zero without)
+OPPONENT_COLUMNS = (F_SOON_MINE, F_BURIES_SOON, F_FEEDS)
 LOOKAHEAD_COLUMNS = (F_LOOKAHEAD, F_LOOKAHEAD_GAP, F_SHOULD_CALL)
 # Named groups of columns, each column in exactly one, for ablations: a policy trained and played
 # with a group zeroed (``ActionFeatures(drop_features=...)``, ``train_selfplay --drop-features``).
@@ -89,6 +93,7 @@ FEATURE_GROUPS: dict[str, tuple[int, ...]] = {
     "lookahead": LOOKAHEAD_COLUMNS,  # the heuristic's search (zero anyway without lookahead)
     "table": (F_NERTZ_LEFT, F_LEAD, F_SPACES, F_SINCE_PROGRESS, F_STOCK_LEFT, F_WASTE_LEFT),  # the row's own facts
     "cycle": CYCLE_COLUMNS,  # the stock cycle (zero anyway without cycle)
+    "opponents": OPPONENT_COLUMNS,  # what the opponents' cards in reach do (zero anyway without opponent)
 }  # fmt: skip
 
 
@@ -171,6 +176,31 @@ def _card_features(f, kind, src, dst, n, nertz_top, n_left, waste, waste_len, wo
         if kind == TO_WORK and src == WASTE and builds_on(nertz_top, card):
             f[F_NERTZ_FOLLOWS] = 1.0  # the moved card becomes a top the Nertz card fits on
         f[F_NERTZ_TO_FOUNDATION_AFTER] = 1.0 if fits_foundation(nertz_top, after) else 0.0
+    return card
+
+
+@njit(cache=True, inline="always")
+def _lookahead_features(f, v, root, vmax, should_call):
+    """The ``LOOKAHEAD_COLUMNS`` of a move of search value ``v`` (-inf: not searched; ``root``: WAIT's)."""
+    if v > -np.inf:
+        f[F_LOOKAHEAD] = max(-3.0, min(6.0, v - root)) / 3.0
+        f[F_LOOKAHEAD_GAP] = max(-6.0, v - vmax) / 3.0
+    else:
+        f[F_LOOKAHEAD_GAP] = -2.0
+    f[F_SHOULD_CALL] = 1.0 if should_call else 0.0
+
+
+@njit(cache=True, inline="always")
+def _opponent_features(f, kind, dst, card, waste_top, work, work_len, tops, contested, soon_mine):
+    """The ``OPPONENT_COLUMNS`` of a move: ``soon_mine``, whether the move covers such a card, and
+    the opponents' cards in reach a foundation move of ``card`` lets follow it (R4.2)."""
+    f[F_SOON_MINE] = min(soon_mine, 3) / 3.0
+    if kind == DRAW:
+        f[F_BURIES_SOON] = 1.0 if soon_playable(waste_top, contested, tops) else 0.0
+    elif kind == TO_WORK and work_len[dst] > 0:
+        f[F_BURIES_SOON] = 1.0 if soon_playable(work[dst, work_len[dst] - 1], contested, tops) else 0.0
+    elif kind == TO_FOUNDATION and card % 13 < 12 and not fits_foundation(card + 1, tops):
+        f[F_FEEDS] = min(contested[card + 1], 3) / 3.0
 
 
 @njit(cache=True, inline="always")
@@ -227,13 +257,15 @@ def _cycle_features(f, kind, src, nertz_top, waste, w, stock, k, n_draw, work, w
 
 @njit(cache=True)
 def fill_features(
-    obs, masks, table, off, cfg, params, rows_single, ww_row, rows_eval, n_nertz, lookahead, cycle, feats, choice
+    obs, masks, table, off, cfg, params, rows_single, ww_row, rows_eval, n_nertz, lookahead, cycle, opponent, feats,
+    choice,
 ):
     """``feats[k]``: the features of the ``k``-th legal (row, action) pair in row-major order; the
     ``LOOKAHEAD_COLUMNS`` are computed only with ``lookahead`` (else they stay zero), and then
     ``choice[row]`` is what the ``heuristic`` of ``params`` plays (the same search, picked by
-    ``agents._search.pick_moves``); the ``CYCLE_COLUMNS`` only with ``cycle`` (``feats`` is then
-    ``N_CYCLE_FEATURES`` wide, else ``N_FEATURES``)."""
+    ``agents._search.pick_moves``); the ``CYCLE_COLUMNS`` only with ``cycle`` and the
+    ``OPPONENT_COLUMNS`` only with ``opponent`` (``feats`` is then ``N_OPPONENT_FEATURES`` wide,
+    else ``N_CYCLE_FEATURES`` with ``cycle``, else ``N_FEATURES``)."""
     n_rows, n_actions = masks.shape
     n_work, n_players, block = off[O_WORK_PILES], off[O_PLAYERS], off[O_BLOCK]
     values = np.empty((n_rows, n_actions), np.float64)
@@ -265,6 +297,8 @@ def fill_features(
         for j in range(n_work):
             spaces += work_len[j] == 0
         lead = _lead(o, off, n_players, block, cfg)
+        waste_top = waste[waste_len - 1] if waste_len > 0 else -1
+        soon_mine = soon_in_reach(nertz_top, waste_top, work, work_len, contested, tops) if opponent else 0
         known = -1  # the stock's length when the viewer knows it (R9), else -1
         if cycle:
             known = 0 if o[off[O_STOCK_COUNT]] == 0 else read_stock(o, off, stock)
@@ -289,18 +323,14 @@ def fill_features(
             f[F_STOCK_LEFT] = o[off[O_STOCK_COUNT]] / 52.0
             f[F_WASTE_LEFT] = o[off[O_WASTE_COUNT]] / 52.0
             if lookahead:
-                v = values[row, a]
-                if v > -np.inf:
-                    f[F_LOOKAHEAD] = max(-3.0, min(6.0, v - root)) / 3.0
-                    f[F_LOOKAHEAD_GAP] = max(-6.0, v - vmax) / 3.0
-                else:
-                    f[F_LOOKAHEAD_GAP] = -2.0
-                if kind == CALL:
-                    f[F_SHOULD_CALL] = 1.0 if call[row] else 0.0
+                _lookahead_features(f, values[row, a], root, vmax, kind == CALL and call[row])
+            card = -1
             if kind not in (WAIT, DRAW, CALL):
-                _card_features(
+                card = _card_features(
                     f, kind, src, dst, n, nertz_top, n_left, waste, waste_len, work, work_len, tops, after, contested
                 )
+            if opponent:
+                _opponent_features(f, kind, dst, card, waste_top, work, work_len, tops, contested, soon_mine)
             if cycle:
                 _cycle_features(f, kind, src, nertz_top, waste, waste_len, stock, known, n_draw, work, work_len, tops,
                                 after, before, buf)  # fmt: skip
@@ -326,7 +356,8 @@ class ActionFeatures:
     those columns at zero, for policies that must learn without it. ``drop_features`` names
     ``FEATURE_GROUPS`` whose columns are zeroed after filling (an ablation); the search behind
     ``choice`` is unaffected. ``cycle`` adds the ``CYCLE_COLUMNS`` (``width`` is then
-    ``N_CYCLE_FEATURES``, else ``N_FEATURES``)."""
+    ``N_CYCLE_FEATURES``, else ``N_FEATURES``); ``opponent`` adds the ``OPPONENT_COLUMNS`` (``width``
+    ``N_OPPONENT_FEATURES``)."""
 
     def __init__(
         self,
@@ -334,11 +365,13 @@ class ActionFeatures:
         lookahead: bool | int = True,
         drop_features: str | Iterable[str] = (),
         cycle: bool = False,
+        opponent: bool = False,
     ):
         from nertz_env.agents.heuristic import DEFAULTS, HeuristicAgent
 
         self.cycle = bool(cycle)
-        self.width = N_CYCLE_FEATURES if self.cycle else N_FEATURES
+        self.opponent = bool(opponent)
+        self.width = N_OPPONENT_FEATURES if self.opponent else N_CYCLE_FEATURES if self.cycle else N_FEATURES
         self.drop_features = feature_groups(drop_features)  # the group names, once each, in the order given
         self.dropped_columns = [c for c in feature_columns(self.drop_features) if c < self.width]
         self.depth = lookahead_depth(lookahead, DEFAULTS["depth"])
@@ -362,8 +395,8 @@ class ActionFeatures:
         feats = np.empty((len(rows), self.width), np.float32)
         choice = np.full(len(obs), -1, np.int64)
         fill_features(
-            obs, masks, self.table, self.offsets, self.cfg, self.params, *self._rows, self.lookahead, self.cycle, feats,
-            choice,
+            obs, masks, self.table, self.offsets, self.cfg, self.params, *self._rows, self.lookahead, self.cycle,
+            self.opponent, feats, choice,
         )  # fmt: skip
         if self.dropped_columns:
             feats[:, self.dropped_columns] = 0.0

@@ -34,6 +34,10 @@ opponent, else play on, which cannot lower an empty-pile score), ``"now"``, or `
 ``ahead``, but play on while no opponent can close the lead before the call lands; it scores more
 per hand but lets the opponents score more too, and loses more matches to 100).
 
+``wait="soon"`` (default ``"never"``) plays WAIT (R4.7) in place of a DRAW that would cover a waste
+top an opponent's next foundation play would free (``_judge.wait_for_opponents``): the one rule
+here that reads what the opponents are about to do rather than the viewer's own moves.
+
 The defaults were tuned with ``training.evaluate`` against ``greedy`` at 2- and 4-player tables.
 """
 
@@ -82,8 +86,11 @@ class HeuristicAgent(Agent):
 
     name = "heuristic"
 
-    def __init__(self, config: NertzConfig | None = None, seed: int = 0, **options: Any):
+    def __init__(self, config: NertzConfig | None = None, seed: int = 0, wait: str = "never", **options: Any):
         super().__init__(config, seed)
+        if wait not in ("never", "soon"):
+            raise ValueError(f"invalid wait={wait!r}: accepted never, soon")
+        self.wait = wait
         unknown = sorted(set(options) - set(DEFAULTS))
         if unknown:
             raise ValueError(f"unknown heuristic option(s) {', '.join(unknown)}; known: {', '.join(DEFAULTS)}")
@@ -101,6 +108,10 @@ class HeuristicAgent(Agent):
     def _choose(self, obs: np.ndarray, masks: np.ndarray, out: np.ndarray) -> None:
         args = (obs, masks, self.table, self.offsets, self.cfg, self.params, *self._rows, out)
         self._kernel(_search, "choose_heuristic", args)(*args)
+        if self.wait == "soon":
+            self._kernel(_judge, "wait_for_opponents", (obs, self.offsets, self.table, out))(
+                obs, self.offsets, self.table, out
+            )
 
     def calls(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """bool ``[n]``: the engine rows (int8, as ``_choose`` takes them) where CALL is legal (R4.6)
@@ -113,7 +124,9 @@ class HeuristicAgent(Agent):
         return calls
 
     def __repr__(self) -> str:
-        changed = {k: v for k, v in self.options.items() if DEFAULTS[k] != v}
+        changed = {k: v for k, v in self.options.items() if DEFAULTS[k] != v} | (
+            {"wait": self.wait} if self.wait != "never" else {}
+        )
         return f"HeuristicAgent(players={self.config.num_players}{''.join(f', {k}={v!r}' for k, v in changed.items())})"
 
 

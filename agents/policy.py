@@ -171,6 +171,7 @@ def build_scorer(
     lookahead: bool | int = True,
     drop_features: tuple[str, ...] = (),
     cycle: bool = False,
+    opponent: bool = False,
 ):
     """The move-scoring actor-critic: ``logit[a] = head(relu(state(obs) + move(features[a]) + embed[a]))``
     over the legal moves only, the value from the state summary alone.
@@ -181,7 +182,8 @@ def build_scorer(
     ``lookahead`` is the depth of the ``heuristic``'s look-ahead in the features (``True``: its
     default depth; ``False`` or 0: features without the look-ahead values). ``drop_features``
     names ``agents.features.FEATURE_GROUPS`` zeroed in every feature vector (an ablation); ``cycle``
-    adds the stock-cycle columns (``agents.features.CYCLE_COLUMNS``)."""
+    adds the stock-cycle columns (``agents.features.CYCLE_COLUMNS``), ``opponent`` the opponent ones
+    (``OPPONENT_COLUMNS``)."""
     torch = _torch()
     nn = torch.nn
     from nertz_env.actions import ActionCatalogue
@@ -194,8 +196,8 @@ def build_scorer(
     class MoveScorer(nn.Module):
         def __init__(self):
             super().__init__()
-            self.features = ActionFeatures(config, lookahead=lookahead, drop_features=drop_features, cycle=cycle)
-            self.cycle = self.features.cycle  # saved
+            self.features = ActionFeatures(config, lookahead, drop_features, cycle, opponent)
+            self.cycle, self.opponent = self.features.cycle, self.features.opponent  # saved
             self.lookahead = self.features.depth  # saved as the depth (0: none)
             self.drop_features = self.features.drop_features  # saved as the group names
             self.n_actions = n_actions
@@ -262,6 +264,7 @@ def save_policy(path: str | Path, network, config: NertzConfig, hidden: tuple[in
         "lookahead": getattr(network, "lookahead", None),
         "drop_features": list(getattr(network, "drop_features", ())),
         "cycle": bool(getattr(network, "cycle", False)),
+        "opponent": bool(getattr(network, "opponent", False)),
         "state_dict": {k: v.detach().cpu() for k, v in network.state_dict().items()},
         "extra": extra or {},
     }
@@ -291,7 +294,7 @@ def load_network(path: str | Path):
     if blob["format"] == FORMAT:
         dropped = tuple(blob.get("drop_features") or ())  # files from before the settings drop none, no cycle
         net = build_scorer(config, tuple(blob["hidden"]), blob["action_hidden"], blob.get("lookahead"), dropped,
-                           bool(blob.get("cycle")))  # fmt: skip
+                           bool(blob.get("cycle")), bool(blob.get("opponent")))  # fmt: skip
     else:
         from nertz_env.actions import ActionCatalogue
 

@@ -39,9 +39,9 @@ def average(files: Sequence[str | Path], out: str | Path) -> Path:
     nets = [load_network(f) for f in files]
     net, config, blob = nets[-1]
 
-    def shape(saved: dict) -> list:  # the network's shape and inputs (no "cycle": a file from before it)
+    def shape(saved: dict) -> list:  # the network's shape and inputs (no "cycle", "opponent": a file from before)
         keys = ("format", "hidden", "action_hidden", "lookahead", "drop_features")
-        return [*map(saved.get, keys), bool(saved.get("cycle"))]
+        return [*map(saved.get, keys), bool(saved.get("cycle")), bool(saved.get("opponent"))]
 
     for path, (_, other_config, other) in zip(files, nets):
         if shape(other) != shape(blob) or other_config != config:

@@ -10,10 +10,9 @@ The network (``agents.policy.build_scorer``) scores each legal move from that mo
 false``) plus a summary of the observation; illegal actions get a logit of -1e8 and no share of
 the entropy. ``--drop-features GROUP ...`` zeroes those groups of ``agents.features.FEATURE_GROUPS``
 in every feature vector, in both phases and in the saved policy's play (an ablation). Rollouts
-draw the learner's and the snapshots' moves from the softmax over each row's legal moves, one
-random number per legal move (``selfplay_ppo.sample_pairs``); ``--sampler catalogue`` draws as
-runs before the flag did, one per catalogue entry (same distribution, other draws: it reproduces
-their files bit for bit). A checkpoint saved before the flag resumes with ``catalogue``.
+draw moves from the softmax over each row's legal moves, one random number per legal move
+(``selfplay_ppo.sample_pairs``); ``--sampler catalogue`` draws one per catalogue entry as runs
+before the flag did (the same distribution; a checkpoint from before it resumes so).
 
 Two phases in one run, on the same rollouts:
 
@@ -108,15 +107,14 @@ class Args:
     reward: str = arg(
         "relative", "reward mode of the env: dense, sparse or relative", choices=["dense", "sparse", "relative"]
     )
-    win_bonus: float = arg(
-        0.0, "added to each learner's reward when a hand ends: this times (its win share of the hand - 1/players)"
-    )
+    win_bonus: float = arg(0.0, "added to a learner's reward when a hand ends: this x (its win share - 1/players)")
     nertz_bonus: float = arg(0.0, "added to each learner's reward per card that leaves its Nertz pile (the race, R5)")
     hidden: tuple[int, ...] = arg((128, 128), "hidden layer sizes of the observation summary")
     action_hidden: int = arg(64, "width of the layers that score each move")
     lookahead_features: bool = arg(True, "also give the network the heuristic's look-ahead value of each move")
     lookahead_depth: int = arg(3, "depth of that look-ahead (1 to 4; the heuristic itself plays at 2)")
     cycle_features: bool = arg(False, "also give the network the stock-cycle columns (agents.features.CYCLE_COLUMNS)")
+    opponent_features: bool = arg(False, "also give it the opponent columns (agents.features.OPPONENT_COLUMNS)")
     central_critic: bool = arg(
         False, "advantages from a critic that also sees the hidden cards (training.central_critic)"
     )
@@ -161,7 +159,8 @@ MAY_CHANGE = {"total_steps", "tensorboard"}  # on resume: the saved value unless
 PER_CALL = {"resume", "stop_after", "progress"}  # on resume: this invocation's value
 # Flags added after runs were saved, with the value those runs trained with: a checkpoint
 # without the flag resumes as it began.
-BEFORE_FLAG = {"sampler": "catalogue", "central_critic": False, "critic_lr": 0.0, "nertz_bonus": 0.0}
+BEFORE_FLAG = {"sampler": "catalogue", "central_critic": False, "critic_lr": 0.0, "nertz_bonus": 0.0,
+               "opponent_features": False}  # fmt: skip
 
 
 def check_args(args: Args) -> None:
@@ -256,7 +255,8 @@ def build(args: Args) -> Trainer:
     config = NertzConfig(num_players=args.num_players, reward=args.reward, **parse_rule_options(args.rules))
     lookahead = args.lookahead_depth if args.lookahead_features else 0
     envs = NertzVectorEnv(args.num_envs, **config.to_dict())
-    net = build_scorer(config, args.hidden, args.action_hidden, lookahead, args.drop_features, args.cycle_features)
+    net = build_scorer(config, args.hidden, args.action_hidden, lookahead, args.drop_features, args.cycle_features,
+                       args.opponent_features)  # fmt: skip
     net = net.to(device)
     if args.init_policy and not args.resume:  # a resumed run's weights are the checkpoint's (restore)
         start_from(net, args.init_policy, config)
@@ -285,8 +285,8 @@ def restore(t: Trainer, resume: dict[str, Any] | None) -> tuple[Loop, int, list[
         t.net.load_state_dict(resume["net"])
         t.optimizer.load_state_dict(resume["optimizer"])
         for sd in resume["pool"]:
-            snap = build_scorer(t.config, a.hidden, a.action_hidden, t.lookahead, a.drop_features, a.cycle_features)
-            snap = snap.to(t.device)
+            snap = build_scorer(t.config, a.hidden, a.action_hidden, t.lookahead, a.drop_features, a.cycle_features,
+                                a.opponent_features).to(t.device)  # fmt: skip
             snap.load_state_dict(sd)
             t.pool.snapshots.append(snap.eval())
         t.envs = pickle.loads(resume["envs"])
