@@ -126,4 +126,6 @@ def test_parallel_parts_replays_the_same_hands(monkeypatch):
     for a, b in zip(timed.state, replayed.state):
         np.testing.assert_array_equal(a, b)
     assert timed.tick > 0
-    assert 0 < parts["tick"] < parts["step"] and parts["choice"] > 0
+    # Times only: which pass is faster is the benchmark's to report, not a test's (a busy machine
+    # can turn it around; it did on a 2-core CI run beside two trainings).
+    assert parts["tick"] > 0 and parts["step"] > 0 and parts["choice"] > 0
