@@ -66,11 +66,12 @@ def wait_for_opponents(obs, off, table, out) -> None:
     contested, tops = np.zeros(52, np.int64), np.zeros((4, 14), np.int64)
     for row in range(obs.shape[0]):
         o = obs[row]
-        if table[out[row], T_KIND] != DRAW or read_top(o, off[O_WASTE_TOP]) < 0:
+        waste_top = read_top(o, off[O_WASTE_TOP]) if table[out[row], T_KIND] == DRAW else -1
+        if waste_top < 0:
             continue
         read_tops(o, off[O_FOUNDATION_TOPS], tops)
         race_cards(o, off, off[O_PLAYERS], off[O_BLOCK], n_work, opp_work, opp_len, contested)
-        if soon_playable(read_top(o, off[O_WASTE_TOP]), contested, tops):
+        if soon_playable(waste_top, contested, tops):
             out[row] = ACTION_WAIT
 
 

@@ -109,9 +109,8 @@ class HeuristicAgent(Agent):
         args = (obs, masks, self.table, self.offsets, self.cfg, self.params, *self._rows, out)
         self._kernel(_search, "choose_heuristic", args)(*args)
         if self.wait == "soon":
-            self._kernel(_judge, "wait_for_opponents", (obs, self.offsets, self.table, out))(
-                obs, self.offsets, self.table, out
-            )
+            args = (obs, self.offsets, self.table, out)
+            self._kernel(_judge, "wait_for_opponents", args)(*args)
 
     def calls(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """bool ``[n]``: the engine rows (int8, as ``_choose`` takes them) where CALL is legal (R4.6)
