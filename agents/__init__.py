@@ -43,11 +43,12 @@ _REGISTRY: dict[str, Factory] = {}
 
 # Names whose factory lives in a module that registers it on import. ``policy`` is the hook for
 # trained players: ``agents/policy.py`` (added by the training code) calls
-# ``register("policy", ...)`` with a factory taking ``path=`` (and ``ppo`` and ``ppo-search``, the shipped
-# policies).
+# ``register("policy", ...)`` with a factory taking ``path=`` (and ``ppo``, ``ppo-league`` and
+# ``ppo-search``, the shipped policies).
 _LAZY = {
     "policy": "nertz_env.agents.policy",
     "ppo": "nertz_env.agents.policy",
+    "ppo-league": "nertz_env.agents.policy",
     "ppo-search": "nertz_env.agents.policy",
     "rllib": "nertz_env.agents.rllib_policy",
     "rollout": "nertz_env.agents.rollout",

@@ -6,9 +6,11 @@ legal move from its own features (``agents.features``) together with a summary o
 observation; ``build_network`` (``nertz-selfplay-v1``, still loadable) is a flat MLP with a fixed
 181-way head.
 
-Two policies ship in ``agents/policies/`` (its README gives how each was trained and measured):
-``ppo`` (``ppo.pt``) is the best *search-free* one, whose features read only the observation and
-each legal move's immediate effect, so a decision is one network forward pass; ``ppo-search``
+Three policies ship in ``agents/policies/`` (its README gives how each was trained and measured):
+``ppo`` (``ppo.pt``) is the best *search-free* one, whose features read only the observation, each
+legal move's immediate effect and what the opponents' cards in reach are about to free, so a
+decision is one network forward pass; ``ppo-league`` (``ppo_league.pt``), the former ``ppo``,
+without the opponent columns, is the policy ``rollout`` searches with; ``ppo-search``
 (``ppo_search.pt``) also reads a depth-3 ``heuristic`` search of every legal move, so each of its
 decisions runs that search first. The file records its search depth (``"lookahead"``), and each
 name refuses a file of the other kind. It also records the feature groups trained zeroed
@@ -38,8 +40,10 @@ from nertz_env.layout import ObservationLayout
 
 SHIPPED = Path(__file__).resolve().parent / "policies" / "ppo.pt"  # search-free
 SHIPPED_SEARCH = SHIPPED.with_name("ppo_search.pt")  # a depth-3 search at every decision
-# The shipped policies by agent name: their file and whether their features search.
-SHIPPED_POLICIES = {"ppo": (SHIPPED, False), "ppo-search": (SHIPPED_SEARCH, True)}
+# The shipped policies by agent name: their file and whether their features search. ``ppo-league``
+# (search-free, no opponent columns) is the former ``ppo``, the policy ``rollout`` searches with.
+SHIPPED_POLICIES = {"ppo": (SHIPPED, False), "ppo-league": (SHIPPED.with_name("ppo_league.pt"), False),
+                    "ppo-search": (SHIPPED_SEARCH, True)}  # fmt: skip
 # Who decides R4.6's call: the network ("policy"), or the heuristic's rules of that name.
 CALL_RULES = ("policy", "ahead", "safe", "now")
 FORMAT = "nertz-selfplay-v2"
@@ -331,11 +335,8 @@ class PolicyAgent(Agent):
             self._net, trained_on, _ = load_network(path)
         config = config if config is not None else trained_on
         super().__init__(config=config, seed=seed)
-        if trained_on is not None and (trained_on.num_players, trained_on.work_piles, trained_on.slide_under) != (
-            config.num_players,
-            config.work_piles,
-            config.slide_under,
-        ):
+        shape = ("num_players", "work_piles", "slide_under")  # what the network's inputs depend on
+        if trained_on is not None and any(getattr(trained_on, k) != getattr(config, k) for k in shape):
             raise ValueError(
                 f"{path} was trained for {trained_on.num_players} players and {trained_on.work_piles} work piles; "
                 f"it cannot play {config.num_players} players with {config.work_piles} work piles"

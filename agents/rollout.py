@@ -1,17 +1,17 @@
 """``rollout``: determinised Monte-Carlo search with a learned policy and value (a learned search).
 
-At each decision the agent takes the ``candidates`` legal moves its policy (by default the
-shipped search-free ``ppo``) rates highest, deals ``samples`` tables consistent with what it sees
+At each decision the agent takes the ``candidates`` legal moves its policy (by default the shipped
+search-free ``ppo-league``) rates highest, deals ``samples`` tables consistent with what it sees
 (``agents.determinise``: the hidden cards drawn at random), and plays each candidate on each table:
 the candidate in the first tick, then every seat, itself and the opponents, as the policy plays
 (greedy), for ``horizon`` ticks or to the end of the hand if that comes first. A play-out's outcome
-is the agent's R7 score minus the mean of the others': the final scores where the hand ended,
-else the running scores plus the policy's critic, which estimates the rest of the hand in that
-same measure (``ppo`` was trained on the ``relative`` reward). Every candidate meets the same
+is the agent's R7 score minus the mean of the others': the final scores where the hand ended, else
+the running scores plus the policy's critic, which estimates the rest of the hand in that same
+measure (``ppo-league`` was trained on the ``relative`` reward). Every candidate meets the same
 tables and the same R6 race draws (common random numbers), so the paired difference of two
 candidates is measured on each table. It plays the candidate with the best mean outcome if that
-beats the policy's own first choice by ``margin`` standard errors of their paired difference,
-else the policy's choice; a row with one legal move plays it without a search.
+beats the policy's own first choice by ``margin`` standard errors of their paired difference, else
+the policy's choice; a row with one legal move plays it without a search.
 
 The rules are the engine's throughout: tables are stepped by ``engine.step_batch``, legality is its
 masks, and the policy scores engine-written observations. What is learned: the policy that picks
@@ -49,8 +49,8 @@ class RolloutAgent(Agent):
     """Plays the candidate move whose determinised play-outs by ``policy`` end best (module doc).
 
     Args:
-        policy: a trained ``.pt`` policy, by name (``ppo``), by file (``PATH.pt``) or as a
-            ``PolicyAgent``; it ranks the candidates and plays every seat of the play-outs.
+        policy: a trained ``.pt`` policy, by name (``ppo-league``, ``ppo``), by file (``PATH.pt``)
+            or as a ``PolicyAgent``; it ranks the candidates and plays every seat of the play-outs.
         candidates: legal moves searched per decision, the policy's most likely first.
         samples: determinised tables per candidate.
         horizon: ticks played out before the critic values the rest of the hand.
@@ -60,7 +60,7 @@ class RolloutAgent(Agent):
 
     name = "rollout"
 
-    def __init__(self, config: NertzConfig | None = None, seed: int = 0, policy: str = "ppo",
+    def __init__(self, config: NertzConfig | None = None, seed: int = 0, policy: str = "ppo-league",
                  candidates: Any = 3, samples: Any = 16, horizon: Any = 8, margin: Any = 1.0,
                  chunk: Any = 64):  # fmt: skip
         super().__init__(config=config, seed=seed)
@@ -78,8 +78,8 @@ class RolloutAgent(Agent):
             policy = make("policy", seed=seed, config=self.config, path=policy)
         self.policy = make(policy, seed=seed, config=self.config) if isinstance(policy, str) else policy
         if not hasattr(self.policy, "scores") or getattr(self.policy, "_net", None) is None:
-            raise ValueError(f"rollout: policy={policy!r} is not a trained .pt policy; accepted 'ppo', a "
-                             "path ending in .pt or a PolicyAgent of one")  # fmt: skip
+            raise ValueError(f"rollout: policy={policy!r} is not a trained .pt policy; accepted 'ppo-league', "
+                             "'ppo', a path ending in .pt or a PolicyAgent of one")  # fmt: skip
         self.determiniser = Determiniser(self.config)
         self._plan = engine.mask_plan(self.catalogue.table)
         self._decisions = 0

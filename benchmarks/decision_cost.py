@@ -28,7 +28,7 @@ from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, output_file
 from nertz_env.config import NertzConfig
 from nertz_env.vector import NertzVectorEnv
 
-AGENTS = ("random", "greedy", "heuristic", "heuristic:depth=3", "ppo", "ppo-search")
+AGENTS = ("random", "greedy", "heuristic", "heuristic:depth=3", "ppo", "ppo-league", "ppo-search")
 
 # What each agent computes at a decision (agents/ and agents/policies/README.md).
 COMPUTES = {
@@ -37,9 +37,11 @@ COMPUTES = {
     "greedy": "a fixed priority over the legal moves",
     "heuristic": "depth-2 own-move search (every legal move, then every reply of its own)",
     "heuristic:depth=3": "depth-3 own-move search",
-    "ppo": "features of each legal move's immediate effect + one network forward pass (no search)",
+    "ppo": "features of each legal move's immediate effect and of the opponents' cards in reach + one network "
+    "forward pass (no search)",
+    "ppo-league": "features of each legal move's immediate effect + one network forward pass (no search)",
     "ppo-search": "depth-3 own-move search (its features) + one network forward pass",
-    "rollout": "3 candidates x 16 determinised play-outs of 8 ticks by ppo (4 seats), its critic at the end",
+    "rollout": "3 candidates x 16 determinised play-outs of 8 ticks by ppo-league (4 seats), its critic at the end",
 }
 
 

@@ -141,7 +141,7 @@ def test_set_state_checks_the_agents(agents_value):
     env.unwrapped.set_state(st)  # the right list is accepted
 
 
-@pytest.mark.parametrize("name", ["random", "passive", "greedy", "heuristic", "ppo", "ppo-search"])
+@pytest.mark.parametrize("name", ["random", "passive", "greedy", "heuristic", "ppo", "ppo-league", "ppo-search"])
 def test_agents_refuse_observations_outside_the_space(name):
     agent = agents.make(name)
     mask = np.zeros(181, np.int8)

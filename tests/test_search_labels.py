@@ -31,7 +31,7 @@ def test_labels_replay_to_the_states_the_search_saw(label_files):
     cands, pick = labels["cands"].astype(np.int64), labels["pick"].astype(np.int64)
     rows = np.arange(len(obs))
     # candidate 0 is the policy's own first choice on the replayed state; every candidate is legal
-    assert (agents.make("ppo").act_batch(obs, masks) == cands[:, 0]).all()
+    assert (agents.make("ppo-league").act_batch(obs, masks) == cands[:, 0]).all()
     assert (masks[rows[:, None], np.maximum(cands, 0)][cands >= 0] == 1).all()
     # the label's pick is what the rollout agent plays on that state with that decision key
     keys = (labels["tick"].astype(np.uint64) << np.uint64(20)) + labels["game"].astype(np.uint64)

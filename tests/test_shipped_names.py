@@ -1,5 +1,6 @@
-"""The shipped policies' names say what they compute: ``ppo`` is search-free, ``ppo-search`` runs
-the heuristic's depth-3 search at every decision, and each refuses a file of the other kind."""
+"""The shipped policies' names say what they compute: ``ppo`` and ``ppo-league`` are search-free,
+``ppo-search`` runs the heuristic's depth-3 search at every decision, and each refuses a file of the
+other kind."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ torch = pytest.importorskip("torch")
 
 from nertz_env import NertzConfig, agents  # noqa: E402
 from nertz_env.agents import policy  # noqa: E402
-from nertz_env.agents.features import LOOKAHEAD_COLUMNS  # noqa: E402
+from nertz_env.agents.features import LOOKAHEAD_COLUMNS, N_FEATURES, N_OPPONENT_FEATURES  # noqa: E402
 from nertz_env.agents.policy import SHIPPED_POLICIES, build_scorer, load_network, save_policy  # noqa: E402
 
 
-@pytest.mark.parametrize("name, searches", [("ppo", False), ("ppo-search", True)])
+@pytest.mark.parametrize("name, searches", [("ppo", False), ("ppo-league", False), ("ppo-search", True)])
 def test_each_shipped_file_is_of_the_kind_its_name_says(name, searches):
     path, _ = SHIPPED_POLICIES[name]
     if not path.exists():
@@ -25,18 +26,25 @@ def test_each_shipped_file_is_of_the_kind_its_name_says(name, searches):
     assert config.num_players == 4
 
 
-def test_the_search_free_policy_never_fills_the_search_columns():
-    """Its features leave the look-ahead columns at zero: no engine search at decision time."""
+@pytest.mark.parametrize("name, opponent", [("ppo", True), ("ppo-league", False)])
+def test_the_search_free_policies_never_fill_the_search_columns(name, opponent):
+    """Their features leave the look-ahead columns at zero: no engine search at decision time.
+    ``ppo`` reads the opponent columns (R4.2: what an opponent's next foundation play frees),
+    ``ppo-league``, the policy ``rollout`` searches with by default, does not."""
     import numpy as np
 
     from nertz_env.vector import NertzVectorEnv
 
-    if not SHIPPED_POLICIES["ppo"][0].exists():
-        pytest.skip("no ppo.pt in this checkout")
-    net, _, _ = load_network(SHIPPED_POLICIES["ppo"][0])
+    if not SHIPPED_POLICIES[name][0].exists():
+        pytest.skip(f"no {SHIPPED_POLICIES[name][0].name} in this checkout")
+    net, _, blob = load_network(SHIPPED_POLICIES[name][0])
+    assert bool(blob.get("opponent")) == opponent
+    assert net.features.width == (N_OPPONENT_FEATURES if opponent else N_FEATURES)
     obs, masks = NertzVectorEnv(8, seed=3).reset(seed=3)
     _, _, feats = net.features(obs.reshape(32, -1), masks.reshape(32, -1))
     assert len(feats) > 32 and not np.any(feats[:, list(LOOKAHEAD_COLUMNS)])
+    if name == "ppo-league":
+        assert agents.make("rollout").policy.path == SHIPPED_POLICIES[name][0]
 
 
 @pytest.mark.parametrize(

@@ -146,10 +146,10 @@ def fit(train_paths: Sequence[str | Path], val_paths: Sequence[str | Path], targ
         epochs: int = 3, lr: float = 3e-4, minibatch: int = 1024, eta: float = 0.25, seed: int = 1,
         init: str | Path | None = None, out: str | Path | None = None, log=print) -> dict[str, Any]:  # fmt: skip
     """Distil the labels of ``train_paths`` into the network of ``init`` (default: the shipped
-    ``ppo``); returns the per-epoch measurements and writes the policy to ``out`` if given."""
+    ``ppo-league``); returns the per-epoch measurements and writes the policy to ``out`` if given."""
     from nertz_env.agents.policy import SHIPPED_POLICIES, save_policy
 
-    init = init or SHIPPED_POLICIES["ppo"][0]
+    init = init or SHIPPED_POLICIES["ppo-league"][0]
     data, counts = read([*train_paths, *val_paths])
     n_val = sum(counts[len(train_paths) :])
     train, val = np.arange(len(data["obs"]) - n_val), np.arange(len(data["obs"]) - n_val, len(data["obs"]))
@@ -184,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--minibatch", type=at_least(1), default=1024, help="states per step")
     ap.add_argument("--eta", type=number_from(0.0, inclusive=False), default=0.25, help="temperature of soft")
     ap.add_argument("--seed", type=at_least(0), default=1, help="torch's and the order's seed")
-    ap.add_argument("--init", default=None, help="the policy.pt to start from (default: the shipped ppo)")
+    ap.add_argument("--init", default=None, help="the policy.pt to start from (default: the shipped ppo-league)")
     ap.add_argument("--out", type=output_file(".pt"), required=True, help="the distilled policy.pt")
     ap.add_argument("--json", type=output_file(".json"), default=None, help="also write the measurements here")
     a = ap.parse_args(argv)

@@ -9,7 +9,7 @@ search's play-outs say of each, to study what a search-free network can learn fr
         --search-kind draw --horizons 8 400
 
 ``make`` plays ``games`` hands at once (``NertzVectorEnv``, 4 players, the env's seed ``--seed``):
-seat 0 is the search's policy (``ppo``, greedy), the other seats ``--opponent``. At every tick,
+seat 0 is the search's policy (``ppo-league``, greedy), the other seats ``--opponent``. At every tick,
 each seat-0 decision with more than one legal move is searched as ``rollout`` searches it
 (``RolloutAgent.search``, decision key ``tick << 20 | game``): its ``candidates`` (the policy's
 most likely first), each one's mean outcome over the ``samples`` determinised play-outs, the
