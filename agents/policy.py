@@ -40,8 +40,7 @@ from nertz_env.layout import ObservationLayout
 
 SHIPPED = Path(__file__).resolve().parent / "policies" / "ppo.pt"  # search-free
 SHIPPED_SEARCH = SHIPPED.with_name("ppo_search.pt")  # a depth-3 search at every decision
-# The shipped policies by agent name: their file and whether their features search. ``ppo-league``
-# (search-free, no opponent columns) is the former ``ppo``, the policy ``rollout`` searches with.
+# The shipped policies by agent name (the module doc): their file and whether their features search.
 SHIPPED_POLICIES = {"ppo": (SHIPPED, False), "ppo-league": (SHIPPED.with_name("ppo_league.pt"), False),
                     "ppo-search": (SHIPPED_SEARCH, True)}  # fmt: skip
 # Who decides R4.6's call: the network ("policy"), or the heuristic's rules of that name.

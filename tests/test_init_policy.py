@@ -12,18 +12,18 @@ from nertz_env.agents.policy import SHIPPED, load_network  # noqa: E402
 from nertz_env.training.train_selfplay import build, main, restore, start  # noqa: E402
 
 SMALL = ["--num-envs", "4", "--total-steps", "4096", "--eval-every", "0", "--progress", "false"]
+LIKE_PPO = ["--lookahead-features", "false", "--opponent-features", "true"]  # the shipped ppo's flags
 
 
 def test_a_run_starts_from_the_weights_of_the_policy_it_is_given(tmp_path):
-    args, _, _ = start(SMALL + ["--run-dir", str(tmp_path), "--lookahead-features", "false",
-                                "--init-policy", str(SHIPPED)])  # fmt: skip
+    args, _, _ = start(SMALL + ["--run-dir", str(tmp_path), *LIKE_PPO, "--init-policy", str(SHIPPED)])
     trainer = build(args)
     saved = load_network(SHIPPED)[0].state_dict()
     mine = trainer.net.state_dict()
     assert saved.keys() == mine.keys()
     for name, weight in saved.items():
         torch.testing.assert_close(mine[name], weight, rtol=0, atol=0)
-    fresh = build(start(SMALL + ["--run-dir", str(tmp_path), "--lookahead-features", "false"])[0]).net.state_dict()
+    fresh = build(start(SMALL + ["--run-dir", str(tmp_path), *LIKE_PPO])[0]).net.state_dict()
     assert any(not torch.equal(fresh[k], saved[k]) for k in saved)  # without the flag: the seed's own init
 
 
@@ -40,8 +40,7 @@ def test_a_resumed_run_takes_its_weights_from_the_checkpoint_not_the_init_policy
     init = tmp_path / "init.pt"
     shutil.copyfile(SHIPPED, init)
     run_dir = tmp_path / "run"
-    main(SMALL + ["--run-dir", str(run_dir), "--lookahead-features", "false", "--init-policy", str(init),
-                  "--tensorboard", "false"])  # fmt: skip
+    main(SMALL + ["--run-dir", str(run_dir), *LIKE_PPO, "--init-policy", str(init), "--tensorboard", "false"])
     init.unlink()
     args, _, resume = start(["--resume", str(run_dir / "checkpoint.pt"), "--progress", "false"])
     assert args.init_policy == str(init)
