@@ -284,11 +284,9 @@ def restore(t: Trainer, resume: dict[str, Any] | None) -> tuple[Loop, int, list[
     try:
         t.net.load_state_dict(resume["net"])
         t.optimizer.load_state_dict(resume["optimizer"])
-        for sd in resume["pool"]:
-            snap = build_scorer(t.config, a.hidden, a.action_hidden, t.lookahead, a.drop_features, a.cycle_features,
-                                a.opponent_features).to(t.device)  # fmt: skip
-            snap.load_state_dict(sd)
-            t.pool.snapshots.append(snap.eval())
+        for sd in resume["pool"]:  # the pool's own copy of the learner's network, then the snapshot's weights
+            t.pool.add(t.net)
+            t.pool.snapshots[-1].load_state_dict(sd)
         t.envs = pickle.loads(resume["envs"])
         if t.critic is not None:
             t.critic.load_state_dict(resume["critic"])
