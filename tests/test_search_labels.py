@@ -142,6 +142,30 @@ def test_departures_count_each_pick_off_the_policy_by_kind(label_files, capsys):
     assert f'"departures": {off}' in capsys.readouterr().out
 
 
+def test_departures_of_another_policy_compare_its_move_where_the_search_measured_it(label_files, capsys):
+    data = [search_labels.load(p) for p in label_files]
+    first = [d["cands"][:, 0] for d in data]
+    # the labels' own policy replayed is candidate 0, so its report is the default one
+    assert all(np.array_equal(a, b) for a, b in zip(search_labels.policy_choices(data, "ppo-league"), first))
+    assert search_labels.departures(data, first) == search_labels.departures(data)
+    picks = [d["cands"][np.arange(len(d["pick"])), d["pick"]] for d in data]
+    followed = search_labels.departures(data, picks)  # a policy that plays the search's pick
+    assert followed["departures"] == 0 and followed["outside"] == 0 and followed["mean_regret"] == 0.0
+    assert followed["candidate_0"] == sum(int((d["pick"] == 0).sum()) for d in data)
+    unmeasured = search_labels.departures(data, [np.full(len(d["pick"]), 9999) for d in data])
+    assert unmeasured["outside"] == unmeasured["labels"] and unmeasured["departures"] == unmeasured["candidate_0"] == 0
+    # candidate 1 against a pick of 2: the gain is mean[2] - mean[1], its error both differences'
+    two = {**_data([[0.0, 1.0, 3.0]], [[0.0, 0.3, 0.4]], pick=[2])}
+    row = search_labels.departures([two], [np.array([4])])["by_kind"][0]
+    assert row["count"] == 1 and row["mean_gain"] == pytest.approx(2.0)
+    assert row["median_gain_over_se"] == pytest.approx(2.0 / 0.5)
+    search_labels.main(["departures", *map(str, label_files), "--policy", "ppo"])
+    assert '"outside":' in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        search_labels.main(["departures", str(label_files[0]), "--policy", "no-such-agent"])
+    assert "no-such-agent" in capsys.readouterr().err
+
+
 def test_recheck_searches_the_departures_of_the_given_kinds_again(label_files):
     data = [search_labels.load(p) for p in label_files]
     found = search_labels.departures(data)["by_kind"][0]  # the commonest departure of the fixture

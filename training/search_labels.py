@@ -5,6 +5,7 @@ search's play-outs say of each, to study what a search-free network can learn fr
     python -m nertz_env.training.search_labels make --seed 1000 --workers 16 --deadline 400 --out runs/labels/s.npz
     python -m nertz_env.training.search_labels agreement runs/labels/s1000.npz --states 600 --seeds 1 2
     python -m nertz_env.training.search_labels departures runs/labels/s-1000.npz runs/labels/s-1001.npz
+    python -m nertz_env.training.search_labels departures runs/labels/m256-1010.npz --policy ppo
     python -m nertz_env.training.search_labels recheck runs/labels/m256-1010.npz --policy-kind work<waste \
         --search-kind draw --horizons 8 400
 
@@ -26,6 +27,9 @@ labels of one search are noise that no network can learn (``distill_search`` fit
 ``departures`` counts where the search's pick leaves the policy's first choice, by the kinds of
 the two moves (R4: ``draw``, ``wait``, ``foundation<waste`` for the waste top to a foundation,
 ...), with the mean outcome gained and the median of its ratio to the standard error.
+``--policy SPEC`` asks the same of another agent's moves on the same states, where its move is
+one of the candidates the play-outs measured (``outside``: where it is not), and reports its mean
+regret: what the search's pick is worth over it, per label.
 ``recheck`` searches those departures of given kinds again, with other horizons (a horizon past the
 hand's end plays it out with no critic), and reports how often the search's move still beats the
 policy's.
@@ -192,22 +196,42 @@ def _label_table() -> np.ndarray:
     return ActionCatalogue(NertzConfig(num_players=PLAYERS)).table
 
 
-def departures(labels: Sequence[dict[str, np.ndarray]]) -> dict[str, Any]:
-    """Where the search's pick departs from candidate 0, counted by (policy's kind, search's kind)."""
+def departures(labels: Sequence[dict[str, np.ndarray]], choices: Sequence[np.ndarray] | None = None) -> dict[str, Any]:
+    """Where the search's pick departs from the policy's move, counted by (policy's kind, search's
+    kind). The policy's move is candidate 0 (the labels' own policy), or ``choices[f][i]``: another
+    policy's move on label ``i`` of file ``f`` (``policy_choices``), compared where it is one of the
+    candidates; ``outside`` counts the labels where it is not (the play-outs did not measure it),
+    ``candidate_0`` those where it is the labels' policy's own move."""
     table = _label_table()
     found: dict[tuple[str, str], list[tuple[float, float]]] = {}
-    n = 0
-    for data in labels:
+    n, outside, first, regret = 0, 0, 0, []
+    for f, data in enumerate(labels):
         n += len(data["pick"])
-        for cands, mean, se, pick in zip(data["cands"], data["mean"], data["se"], data["pick"]):
-            if pick != 0:
-                key = (move_kind(table, cands[0]), move_kind(table, cands[pick]))
-                found.setdefault(key, []).append((float(mean[pick] - mean[0]), float(se[pick])))
+        moves = data["cands"][:, 0] if choices is None else np.asarray(choices[f])
+        for move, cands, mean, se, pick in zip(moves, data["cands"], data["mean"], data["se"], data["pick"]):
+            hit = np.flatnonzero(cands == move)
+            if not len(hit):
+                outside += 1
+                continue
+            k = hit[0]
+            first += int(k == 0)
+            regret.append(float(mean[pick] - mean[k]))
+            if pick != k:  # se: of each candidate's paired difference to candidate 0
+                error = se[pick] if k == 0 else np.hypot(se[pick], se[k])
+                key = (move_kind(table, move), move_kind(table, cands[pick]))
+                found.setdefault(key, []).append((float(mean[pick] - mean[k]), float(error)))
     rows = sorted(found.items(), key=lambda kv: -len(kv[1]))
-    return {"labels": n, "departures": sum(len(v) for v in found.values()),
+    return {"labels": n, "departures": sum(len(v) for v in found.values()), "outside": outside, "candidate_0": first,
+            "mean_regret": float(np.mean(regret)) if regret else 0.0,
             "by_kind": [{"policy": a, "search": b, "count": len(v), "mean_gain": float(np.mean([g for g, _ in v])),
                          "median_gain_over_se": float(np.median([g / max(e, 1e-6) for g, e in v]))}
                         for (a, b), v in rows]}  # fmt: skip
+
+
+def policy_choices(labels: Sequence[dict[str, np.ndarray]], spec: str) -> list[np.ndarray]:
+    """The moves of the agent ``spec`` (greedy, seed 0) on the replayed states of each label file."""
+    agent = agents.make(spec, config=NertzConfig(num_players=PLAYERS))
+    return [agent.act_batch(*replay(data)) for data in labels]
 
 
 def recheck(labels: Sequence[dict[str, np.ndarray]], policy_kinds: Sequence[str], search_kind: str,
@@ -290,6 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ag.add_argument("--samples", type=at_least(2), default=16, help="determinised tables per candidate")
     dep = sub.add_parser("departures", help="where the search's pick departs from the policy, by kind of move")
     dep.add_argument("labels", nargs="+", help="label files of make")
+    dep.add_argument("--policy", default=None, help="an agent spec whose moves replace candidate 0's (e.g. ppo)")
     rc = sub.add_parser("recheck", help="search departures of given kinds again at other horizons")
     rc.add_argument("labels", nargs="+", help="label files of make")
     rc.add_argument("--policy-kind", nargs="+", required=True, help="the policy's move kinds (departures' kinds)")
@@ -309,7 +334,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             report = recheck([load(p) for p in a.labels], a.policy_kind, a.search_kind, a.horizons, a.samples, a.seed)
             print(json.dumps(report, indent=1))
         elif a.command == "departures":
-            print(json.dumps(departures([load(path) for path in a.labels]), indent=1))
+            data = [load(path) for path in a.labels]
+            choices = None if a.policy is None else policy_choices(data, a.policy)
+            print(json.dumps(departures(data, choices), indent=1))
         else:
             obs, masks = replay(load(a.labels))
             at = np.random.default_rng(0).choice(len(obs), size=min(a.states, len(obs)), replace=False)
