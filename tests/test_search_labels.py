@@ -155,7 +155,7 @@ def test_departures_of_another_policy_compare_its_move_where_the_search_measured
     unmeasured = search_labels.departures(data, [np.full(len(d["pick"]), 9999) for d in data])
     assert unmeasured["outside"] == unmeasured["labels"] and unmeasured["departures"] == unmeasured["candidate_0"] == 0
     # candidate 1 against a pick of 2: the gain is mean[2] - mean[1], its error both differences'
-    two = {**_data([[0.0, 1.0, 3.0]], [[0.0, 0.3, 0.4]], pick=[2])}
+    two = _data([[0.0, 1.0, 3.0]], [[0.0, 0.3, 0.4]], pick=[2])
     row = search_labels.departures([two], [np.array([4])])["by_kind"][0]
     assert row["count"] == 1 and row["mean_gain"] == pytest.approx(2.0)
     assert row["median_gain_over_se"] == pytest.approx(2.0 / 0.5)

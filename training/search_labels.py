@@ -204,7 +204,7 @@ def departures(labels: Sequence[dict[str, np.ndarray]], choices: Sequence[np.nda
     ``candidate_0`` those where it is the labels' policy's own move."""
     table = _label_table()
     found: dict[tuple[str, str], list[tuple[float, float]]] = {}
-    n, outside, first, regret = 0, 0, 0, []
+    n, outside, at_candidate_0, regret = 0, 0, 0, []
     for f, data in enumerate(labels):
         n += len(data["pick"])
         moves = data["cands"][:, 0] if choices is None else np.asarray(choices[f])
@@ -214,15 +214,15 @@ def departures(labels: Sequence[dict[str, np.ndarray]], choices: Sequence[np.nda
                 outside += 1
                 continue
             k = hit[0]
-            first += int(k == 0)
+            at_candidate_0 += int(k == 0)
             regret.append(float(mean[pick] - mean[k]))
             if pick != k:  # se: of each candidate's paired difference to candidate 0
                 error = se[pick] if k == 0 else np.hypot(se[pick], se[k])
                 key = (move_kind(table, move), move_kind(table, cands[pick]))
                 found.setdefault(key, []).append((float(mean[pick] - mean[k]), float(error)))
     rows = sorted(found.items(), key=lambda kv: -len(kv[1]))
-    return {"labels": n, "departures": sum(len(v) for v in found.values()), "outside": outside, "candidate_0": first,
-            "mean_regret": float(np.mean(regret)) if regret else 0.0,
+    return {"labels": n, "departures": sum(len(v) for v in found.values()), "outside": outside,
+            "candidate_0": at_candidate_0, "mean_regret": float(np.mean(regret)) if regret else 0.0,
             "by_kind": [{"policy": a, "search": b, "count": len(v), "mean_gain": float(np.mean([g for g, _ in v])),
                          "median_gain_over_se": float(np.median([g / max(e, 1e-6) for g, e in v]))}
                         for (a, b), v in rows]}  # fmt: skip
