@@ -10,10 +10,10 @@ from nertz_env.agents.policy import build_scorer, load_network, save_policy  # n
 from nertz_env.training.average_policies import average, kept_policies, main  # noqa: E402
 
 
-def _keep(run, decisions: int, seed: int, hidden=(16,), config=None, cycle=False):
+def _keep(run, decisions: int, seed: int, hidden=(16,), config=None, cycle=False, lookahead=False):
     torch.manual_seed(seed)
     config = config or NertzConfig()
-    net = build_scorer(config, hidden, 8, lookahead=False, cycle=cycle)
+    net = build_scorer(config, hidden, 8, lookahead=lookahead, cycle=cycle)
     path = run / "policies" / f"policy_{decisions:010d}.pt"
     return save_policy(path, net, config, hidden, extra={"global_step": decisions}, action_hidden=8)
 
@@ -60,6 +60,12 @@ def test_what_cannot_be_averaged_is_refused_with_the_reason(tmp_path, capsys):
     with pytest.raises(ValueError, match="not the same network and rules"):
         average(kept_policies(tmp_path), tmp_path / "a.pt")
     other.unlink()
+    _keep(tmp_path, 100, 0, lookahead=1)
+    other = _keep(tmp_path, 200, 1, lookahead=3)  # the same shapes, another look-ahead depth read
+    with pytest.raises(ValueError, match="not the same network and rules"):
+        average(kept_policies(tmp_path), tmp_path / "a.pt")
+    other.unlink()
+    _keep(tmp_path, 100, 0)
     _keep(tmp_path, 200, 1, config=NertzConfig(num_players=3))
     with pytest.raises(ValueError, match="not the same network and rules"):
         average(kept_policies(tmp_path), tmp_path / "a.pt")

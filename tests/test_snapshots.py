@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch", reason="the trainer needs torch (the traini
 from conftest import mid_hand, scorer_nets  # noqa: E402
 
 from nertz_env import NertzConfig, agents  # noqa: E402
-from nertz_env.training.selfplay_ppo import Opponents  # noqa: E402
+from nertz_env.training.opponent_pool import Opponents  # noqa: E402
 from nertz_env.training.snapshots import StackedSnapshots  # noqa: E402
 
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from nertz_env.agents.policy import load_network, save_policy
+from nertz_env.training.init_policy import same_network
 
 
 def kept_policies(run_dir: str | Path, with_last: bool = False) -> list[Path]:
@@ -39,12 +40,8 @@ def average(files: Sequence[str | Path], out: str | Path) -> Path:
     nets = [load_network(f) for f in files]
     net, config, blob = nets[-1]
 
-    def shape(saved: dict) -> list:  # the network's shape and inputs (no "cycle", "opponent": a file from before)
-        keys = ("format", "hidden", "action_hidden", "lookahead", "drop_features")
-        return [*map(saved.get, keys), bool(saved.get("cycle")), bool(saved.get("opponent"))]
-
-    for path, (_, other_config, other) in zip(files, nets):
-        if shape(other) != shape(blob) or other_config != config:
+    for path, (other_net, other_config, _) in zip(files, nets):
+        if not same_network(other_net, net) or other_config != config:
             raise ValueError(f"{path} is not the same network and rules as {files[-1]}: average one run's policies")
     state = {}
     for name, value in blob["state_dict"].items():

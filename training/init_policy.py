@@ -1,4 +1,5 @@
-"""``train_selfplay --init-policy``: start a run's network from a saved policy of the same shape."""
+"""``train_selfplay --init-policy``: start a run's network from a saved policy of the same shape,
+and the test of "the same network" that it and ``average_policies`` share."""
 
 from __future__ import annotations
 
@@ -8,22 +9,30 @@ from nertz_env.agents.policy import load_network
 from nertz_env.config import NertzConfig
 
 
+def inputs_of(net: torch.nn.Module) -> tuple[int, tuple[str, ...], bool, bool]:
+    """What a network reads besides its weights: its look-ahead depth (0: none), the feature groups
+    it drops, and whether it reads the cycle and the opponent columns (networks saved before a
+    setting read as without it)."""
+    return (getattr(net, "lookahead", 0) or 0, tuple(getattr(net, "drop_features", ())),
+            bool(getattr(net, "cycle", False)), bool(getattr(net, "opponent", False)))  # fmt: skip
+
+
+def same_network(a: torch.nn.Module, b: torch.nn.Module) -> bool:
+    """Whether ``a`` and ``b`` have the same weights' names and shapes and read the same inputs."""
+    shapes = ({k: v.shape for k, v in net.state_dict().items()} for net in (a, b))
+    return next(shapes) == next(shapes) and inputs_of(a) == inputs_of(b)
+
+
 def start_from(net: torch.nn.Module, path: str, config: NertzConfig) -> None:
     """``--init-policy``: the weights of a saved policy whose network has this run's shape."""
     saved, saved_config, blob = load_network(path)
-    saved_depth, saved_dropped = getattr(saved, "lookahead", 0) or 0, tuple(getattr(saved, "drop_features", ()))
-    saved_cycle, saved_opponent = bool(getattr(saved, "cycle", False)), bool(getattr(saved, "opponent", False))
-    same = (
-        {k: v.shape for k, v in saved.state_dict().items()} == {k: v.shape for k, v in net.state_dict().items()}
-        and (saved_config.num_players, saved_config.work_piles) == (config.num_players, config.work_piles)
-        and (saved_depth, saved_dropped, saved_cycle, saved_opponent)
-        == (net.lookahead or 0, tuple(net.drop_features), net.cycle, net.opponent)
-    )
-    if not same:
+    same_rules = (saved_config.num_players, saved_config.work_piles) == (config.num_players, config.work_piles)
+    if not (same_network(saved, net) and same_rules):
+        depth, dropped, cycle, opponent = inputs_of(saved)
         raise ValueError(
             f"--init-policy {path} is a network of {saved_config.num_players} players, --hidden "
             f"{' '.join(map(str, blob['hidden']))} --action-hidden {blob.get('action_hidden')}, look-ahead depth "
-            f"{saved_depth}, dropped features {list(saved_dropped)}, cycle features {saved_cycle}, opponent features "
-            f"{saved_opponent}: use the same flags"
+            f"{depth}, dropped features {list(dropped)}, cycle features {cycle}, opponent features "
+            f"{opponent}: use the same flags"
         )
     net.load_state_dict(saved.state_dict())

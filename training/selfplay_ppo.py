@@ -1,4 +1,5 @@
-"""The pieces of ``train_selfplay``'s loop: the opponent pool, the rollout, GAE and the update.
+"""The pieces of ``train_selfplay``'s loop: the seats, the rollout, GAE and the update (the
+opponent pool is ``training.opponent_pool``).
 
 Each function does one step of CleanRL's ppo.py over ``NertzVectorEnv``; ``train_selfplay.main``
 calls them in order. Every random draw comes from torch's global generator (seeded by the
@@ -7,7 +8,6 @@ trainer, saved in its checkpoints) or the pool's numpy generator, in a fixed ord
 
 from __future__ import annotations
 
-import copy
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,61 +15,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from nertz_env import agents
 from nertz_env.agents.base import O_NERTZ_COUNT
-from nertz_env.config import NertzConfig
-from nertz_env.training.snapshots import StackedSnapshots
 from nertz_env.training.stats import win_shares
-
-
-class Opponents:
-    """The pool: scripted agents and frozen snapshots of the policy, drawn per game at each deal."""
-
-    def __init__(self, args: Any, config: NertzConfig, rng: np.random.Generator):
-        self.scripted = [agents.make_spec(spec, seed=args.seed, config=config) for spec in args.scripted]
-        self.snapshots: list[torch.nn.Module] = []
-        self.pool_size, self.rng, self.sampler = args.pool_size, rng, args.sampler
-        self._stacked: StackedSnapshots | None = None  # of the snapshots it was built from
-
-    def __len__(self) -> int:
-        return len(self.scripted) + len(self.snapshots)
-
-    def add(self, net: torch.nn.Module) -> None:
-        self.snapshots.append(copy.deepcopy(net).eval())
-        del self.snapshots[: -self.pool_size]
-
-    def draw(self, n: int) -> np.ndarray:
-        return self.rng.integers(len(self), size=n)
-
-    def act_games(self, opponent: np.ndarray, obs: np.ndarray, masks: np.ndarray, device) -> np.ndarray:
-        """``[games, seats]``: the moves of the pool's seats, game ``g`` played by ``opponent[g]``
-        (``obs`` and ``masks`` ``[games, seats, ...]``). With the ``pairs`` sampler every snapshot
-        plays in one pass (``StackedSnapshots``); with ``catalogue``, one call per opponent, in
-        order, as before that sampler existed (the same draws)."""
-        games, seats = opponent.shape[0], obs.shape[1]
-        out = np.empty((games, seats), np.int64)
-        together = (opponent >= len(self.scripted)) & (self.sampler == "pairs")  # the snapshots' games
-        for who in np.unique(opponent[~together]):
-            held = opponent == who
-            acts = self.act(int(who), obs[held].reshape(-1, obs.shape[-1]), masks[held].reshape(-1, masks.shape[-1]),
-                            device)  # fmt: skip
-            out[held] = acts.reshape(-1, seats)
-        if together.any():
-            if self._stacked is None or self._stacked.nets != self.snapshots:
-                self._stacked = StackedSnapshots(self.snapshots)
-            o, m = obs[together].reshape(-1, obs.shape[-1]), masks[together].reshape(-1, masks.shape[-1])
-            rows, acts, feats = self._stacked.features(o, m)
-            who = np.repeat(opponent[together] - len(self.scripted), seats)
-            pair = sample_pairs(self._stacked.pair_scores(o, who, rows, acts, feats), rows, len(o))
-            out[together] = acts[pair].reshape(-1, seats)
-        return out
-
-    def act(self, who: int, obs: np.ndarray, masks: np.ndarray, device) -> np.ndarray:
-        if who < len(self.scripted):
-            return self.scripted[who].act_batch(obs, masks)
-        snapshot = self.snapshots[who - len(self.scripted)]
-        rows, acts, feats = snapshot.features(obs, masks)
-        return draw(snapshot, self.sampler, obs, rows, acts, feats, device, learner=False)[0]
 
 
 @dataclass
@@ -194,6 +141,7 @@ def collect(t: Any, buf: Rollout, loop: Loop, bc_coef: float) -> None:
             scores = infos["episode"]["scores"][ended]
             loop.recent.extend(scores[:, 0].tolist())
             mixed_ended = np.isin(seats.mixed, ended)
+            t.pool.record(loop.opponent[mixed_ended], infos["episode"]["team_scores"][seats.mixed[mixed_ended]])
             loop.opponent[mixed_ended] = t.pool.draw(int(mixed_ended.sum()))
         loop.global_step += n_learn
     buf.times.update(env=t_env, features=t_feat, teacher=t_teacher, net=t_net, opponents=t_opp)

@@ -2,7 +2,9 @@
 
 One policy plays every seat of some games (self-play) and seat 0 of the others, where the other
 seats belong to an opponent drawn at every deal from a pool of the policy's own past snapshots
-mixed with scripted agents. The batched engine (``NertzVectorEnv``) steps all games at once.
+mixed with scripted agents (``training.opponent_pool``: uniformly, or with ``--pool-sampling pfsp``
+the members the learner wins least against more often). The batched engine (``NertzVectorEnv``)
+steps all games at once.
 
 The network (``agents.policy.build_scorer``) scores each legal move from that move's own features
 (``agents.features``: what it moves, what it exposes, the race for the slot, and the value a
@@ -41,7 +43,6 @@ On ``--resume`` the checkpoint's arguments hold: a flag that contradicts them is
 from __future__ import annotations
 
 import json
-import math
 import pickle
 import random
 import shutil
@@ -56,11 +57,11 @@ import torch
 from tqdm import tqdm
 
 from nertz_env import agents
-from nertz_env.agents.features import FEATURE_GROUPS, ActionFeatures, feature_columns
+from nertz_env.agents.features import ActionFeatures
 from nertz_env.agents.policy import build_scorer, save_policy
 from nertz_env.config import NertzConfig
 from nertz_env.options import parse_rule_options
-from nertz_env.training.args import arg, parse_given, resume_args
+from nertz_env.training.args import parse_given, resume_args
 from nertz_env.training.central_critic import CentralCritic
 from nertz_env.training.checkpoint import (
     CheckpointError,
@@ -71,7 +72,6 @@ from nertz_env.training.checkpoint import (
     load_torch_checkpoint,
     own_generators,
     remove_partial_files,
-    resolve_device,
     restore_device_generator,
     say,
     summary_table,
@@ -79,126 +79,11 @@ from nertz_env.training.checkpoint import (
     write_json_lines,
 )
 from nertz_env.training.init_policy import start_from
-from nertz_env.training.selfplay_ppo import Loop, Opponents, Rollout, Seats, advantages, collect, log_scalars
+from nertz_env.training.opponent_pool import Opponents
+from nertz_env.training.selfplay_args import BEFORE_FLAG, MAY_CHANGE, PER_CALL, REQUIRED, Args, check_args
+from nertz_env.training.selfplay_ppo import Loop, Rollout, Seats, advantages, collect, log_scalars
 from nertz_env.training.selfplay_ppo import update as update_net
 from nertz_env.vector import NertzVectorEnv
-
-
-@dataclass
-class Args:
-    """Self-play masked PPO for Nertz."""
-
-    exp_name: str = arg("selfplay", "name of the run (logs go to {out_dir}/nertz_v0__{exp_name}__{seed}__{time})")
-    seed: int = arg(1, "the one seed of torch, numpy, the games and the opponent draws")
-    total_steps: int = arg(8_000_000, "learner decisions to train on (the default takes ~21 min on one CPU core)")
-    bc_steps: int = arg(
-        -1, "the first decisions of total_steps train by cloning the teacher (0: pure PPO; -1: total_steps / 8)"
-    )
-    teacher: str = arg("heuristic:depth=3", "the agent spec cloned in the first phase and pulled towards in the second")
-    bc_coef: float = arg(0.1, "weight of the pull towards the teacher when PPO starts, fading linearly to 0")
-    num_envs: int = arg(64, "games stepped at once")
-    num_players: int = arg(4, "players per game")
-    num_steps: int = arg(64, "ticks per rollout")
-    self_play_fraction: float = arg(0.5, "share of games in which the learner holds every seat")
-    scripted: tuple[str, ...] = arg(("greedy", "heuristic"), "agent specs of the opponent pool (e.g. policy:path=)")
-    rules: tuple[str, ...] = arg((), "NertzConfig options KEY=VALUE of the games (e.g. partners=true)")
-    pool_size: int = arg(4, "past snapshots of the policy kept as opponents")
-    snapshot_every: int = arg(20, "updates between snapshots added to the pool")
-    reward: str = arg(
-        "relative", "reward mode of the env: dense, sparse or relative", choices=["dense", "sparse", "relative"]
-    )
-    win_bonus: float = arg(0.0, "added to a learner's reward when a hand ends: this x (its win share - 1/players)")
-    nertz_bonus: float = arg(0.0, "added to each learner's reward per card that leaves its Nertz pile (the race, R5)")
-    hidden: tuple[int, ...] = arg((128, 128), "hidden layer sizes of the observation summary")
-    action_hidden: int = arg(64, "width of the layers that score each move")
-    lookahead_features: bool = arg(True, "also give the network the heuristic's look-ahead value of each move")
-    lookahead_depth: int = arg(3, "depth of that look-ahead (1 to 4; the heuristic itself plays at 2)")
-    cycle_features: bool = arg(False, "also give the network the stock-cycle columns (agents.features.CYCLE_COLUMNS)")
-    opponent_features: bool = arg(False, "also give it the opponent columns (agents.features.OPPONENT_COLUMNS)")
-    central_critic: bool = arg(
-        False, "advantages from a critic that also sees the hidden cards (training.central_critic)"
-    )
-    critic_lr: float = arg(0.0, "that critic's own constant learning rate (0: the policy's, annealed with it)")
-    drop_features: tuple[str, ...] = arg(
-        (), "feature groups zeroed in training and in the saved policy's play (an ablation)", choices=[*FEATURE_GROUPS]
-    )
-    sampler: str = arg(
-        "pairs",
-        "how rollouts draw moves: pairs (one draw per legal move) or catalogue (one per catalogue entry, the draws "
-        "of runs before this flag; the same distribution)",
-        choices=["pairs", "catalogue"],
-    )
-    learning_rate: float = arg(3e-4, "Adam learning rate")
-    anneal_lr: bool = arg(True, "anneal the learning rate linearly to 0")
-    gamma: float = arg(0.995, "discount factor")
-    gae_lambda: float = arg(0.95, "GAE lambda")
-    num_minibatches: int = arg(4, "minibatches per epoch")
-    update_epochs: int = arg(3, "epochs per update")
-    clip_coef: float = arg(0.2, "PPO clip coefficient")
-    ent_coef: float = arg(0.01, "entropy coefficient")
-    vf_coef: float = arg(0.5, "value loss coefficient")
-    max_grad_norm: float = arg(0.5, "gradient clipping norm")
-    target_kl: float = arg(0.0, "stop the epochs of an update early above this KL (0: never)")
-    device: str = arg("auto", "auto (CUDA when present), cpu or cuda")
-    threads: int = arg(1, "torch CPU threads (0: torch's default; 2 idle cores: 1.2x one; results depend on it)")
-    eval_every: int = arg(50, "updates between evaluations against greedy and heuristic (0: never)")
-    eval_deals: int = arg(100, "duplicate deals per evaluation")
-    save_every: int = arg(10, "updates between checkpoints")
-    keep_policy_every: int = arg(50, "updates between kept copies of policy.pt in policies/ (0: none)")
-    out_dir: str = arg("runs", "where runs are written")
-    run_dir: str = arg("", "write into this directory instead of a new one under out_dir")
-    resume: str = arg("", "a checkpoint.pt to continue from (same results as an uninterrupted run)")
-    init_policy: str = arg("", "start the network from this policy.pt of the same shape (e.g. a clone, then PPO)")
-    stop_after: int = arg(0, "stop this invocation after so many updates, with a checkpoint (0: run to the end)")
-    progress: bool = arg(True, "show a progress bar")
-    tensorboard: bool = arg(True, "write TensorBoard logs")
-
-
-REQUIRED = ("args", "update", "global_step", "net", "optimizer", "pool", "envs", "numpy_rng", "torch_rng", "obs")
-MAY_CHANGE = {"total_steps", "tensorboard"}  # on resume: the saved value unless given
-PER_CALL = {"resume", "stop_after", "progress"}  # on resume: this invocation's value
-# Flags added after runs were saved, with the value those runs trained with: a checkpoint
-# without the flag resumes as it began.
-BEFORE_FLAG = {"sampler": "catalogue", "central_critic": False, "critic_lr": 0.0, "nertz_bonus": 0.0,
-               "opponent_features": False}  # fmt: skip
-
-
-def check_args(args: Args) -> None:
-    """Every flag in range, or an error naming it (before anything is built or written)."""
-    positive = ("num_envs", "num_players", "num_steps", "num_minibatches", "update_epochs", "save_every",
-                "snapshot_every", "pool_size", "eval_deals", "hidden", "action_hidden")  # fmt: skip
-    for name in positive:
-        values = getattr(args, name) if isinstance(getattr(args, name), tuple) else (getattr(args, name),)
-        if not values or min(values) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted integers >= 1")
-    for name in ("eval_every", "stop_after", "threads", "keep_policy_every"):
-        if getattr(args, name) < 0:
-            raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted an integer >= 0")
-    if not 0.0 <= args.self_play_fraction <= 1.0:
-        raise ValueError(f"--self-play-fraction {args.self_play_fraction}: accepted 0 to 1")
-    for name in ("win_bonus", "nertz_bonus", "critic_lr"):
-        if not math.isfinite(getattr(args, name)) or getattr(args, name) < 0:
-            raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted a finite number >= 0")
-    if args.bc_steps < -1:
-        raise ValueError(f"--bc-steps {args.bc_steps}: accepted -1 (an eighth of --total-steps) or >= 0")
-    if args.lookahead_features and not 1 <= args.lookahead_depth <= 4:
-        raise ValueError(f"--lookahead-depth {args.lookahead_depth}: accepted 1 to 4")
-    if not args.scripted:
-        raise ValueError("--scripted needs at least one agent for the opponent pool")
-    resolve_device(args.device)
-    try:
-        feature_columns(args.drop_features)
-    except ValueError as exc:
-        raise ValueError(f"--drop-features {' '.join(args.drop_features)}: {exc}") from None
-    seats = Seats.build(args.num_envs, args.num_players, args.self_play_fraction)
-    batch = args.num_steps * seats.n_learn
-    if args.total_steps < batch:
-        raise ValueError(
-            f"--total-steps {args.total_steps} is less than one update ({args.num_steps} ticks x {seats.n_learn} "
-            f"learner seats = {batch} decisions): give at least {batch}"
-        )
-    if args.num_minibatches > batch:
-        raise ValueError(f"--num-minibatches {args.num_minibatches} exceeds the {batch} decisions of an update")
 
 
 def start(argv: list[str] | None) -> tuple[Args, Path, dict[str, Any] | None]:
@@ -287,6 +172,9 @@ def restore(t: Trainer, resume: dict[str, Any] | None) -> tuple[Loop, int, list[
         for sd in resume["pool"]:  # the pool's own copy of the learner's network, then the snapshot's weights
             t.pool.add(t.net)
             t.pool.snapshots[-1].load_state_dict(sd)
+        t.pool.win_shares = np.array(resume.get("pool_win_shares", t.pool.win_shares), np.float64)
+        if t.pool.win_shares.shape != (len(t.pool),):
+            raise ValueError(f"pool_win_shares {t.pool.win_shares.shape} for a pool of {len(t.pool)} members")
         t.envs = pickle.loads(resume["envs"])
         if t.critic is not None:
             t.critic.load_state_dict(resume["critic"])
@@ -311,6 +199,7 @@ def save(t: Trainer, run_dir: Path, update: int, loop: Loop, evals: list[dict[st
         "net": t.net.state_dict(),
         "optimizer": t.optimizer.state_dict(),
         "pool": [s.state_dict() for s in t.pool.snapshots],
+        "pool_win_shares": t.pool.win_shares.copy(),
         "envs": pickle.dumps(t.envs),
         "numpy_rng": t.rng.bit_generator.state,
         "torch_rng": torch.get_rng_state(),
@@ -411,6 +300,8 @@ def train_one(t: Trainer, buf: Rollout, loop: Loop, update: int, bar, writer) ->
         times = dict(buf.times, elapsed=elapsed, rollout=t_rollout, lr=lr, score=mean_score, batch=t.batch_size,
                      bc_coef=bc_coef)  # fmt: skip
         log_scalars(writer, stats, times, loop.global_step)
+        for name, value in t.pool.summary().items():
+            writer.add_scalar(f"pool/{name}", value, loop.global_step)
 
 
 if __name__ == "__main__":
