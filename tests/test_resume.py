@@ -192,16 +192,41 @@ def test_sb3_conflicting_mode_is_an_error(tmp_path):
     assert "a model file without the run state" in res.stderr
 
 
+def said_as_a_flag_error(res) -> str:
+    """The command line reports bad input as argparse does: ``prog: error: ...``, status 2, no traceback."""
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr[-3000:]
+    (line,) = [x for x in res.stderr.splitlines() if ": error: " in x]
+    return line
+
+
 def test_wrong_or_damaged_files_give_clear_errors(tmp_path):
     run(SELFPLAY, *TINY, "--total-steps", "80", "--eval-every", "0", "--run-dir", str(tmp_path))
     res = run(SELFPLAY, "--resume", str(tmp_path / "policy.pt"), ok=False)  # was KeyError: 'args'
-    assert "this is a policy file" in res.stderr and "checkpoint.pt" in res.stderr
+    assert "this is a policy file" in said_as_a_flag_error(res) and "checkpoint.pt" in res.stderr
     blob = (tmp_path / "checkpoint.pt").read_bytes()
     (tmp_path / "cut.pt").write_bytes(blob[: len(blob) // 2])
     res = run(SELFPLAY, "--resume", str(tmp_path / "cut.pt"), ok=False)
-    assert "not a readable checkpoint" in res.stderr and "damaged" in res.stderr
+    assert "not a readable checkpoint" in said_as_a_flag_error(res) and "damaged" in res.stderr
     res = run(SELFPLAY, "--resume", str(tmp_path / "missing.pt"), ok=False)
-    assert "no such file" in res.stderr
+    assert "no such file" in said_as_a_flag_error(res)
+
+
+def test_bad_flags_and_specs_end_the_command_with_their_reason_and_raise_in_process(tmp_path):
+    """On the command line (``python -m`` and ``nertz train``) a flag out of range, an unknown agent
+    spec or a bad rule option is one line and status 2; called in-process, ``main`` raises."""
+    from nertz_env.training import train_selfplay
+
+    res = run(SELFPLAY, *TINY, "--pfsp-rate", "0", "--run-dir", str(tmp_path / "a"), ok=False)
+    assert "--pfsp-rate 0.0: accepted a number in (0, 1]" in said_as_a_flag_error(res)
+    res = run(SELFPLAY, *TINY, "--scripted", "heuristic:depth=9", "--run-dir", str(tmp_path / "b"), ok=False)
+    assert "depth" in said_as_a_flag_error(res)
+    res = run("nertz_env.training.cli", "train", "selfplay", *TINY, "--rules", "partners=maybe", "--run-dir",
+              str(tmp_path / "c"), ok=False)  # fmt: skip
+    assert "partners" in said_as_a_flag_error(res)
+    res = run(SB3, *SB3_TINY, "--num-envs", "0", "--out-dir", str(tmp_path / "d"), ok=False)
+    assert "--num-envs" in said_as_a_flag_error(res)
+    with pytest.raises(ValueError, match="--pfsp-rate 0.0"):
+        train_selfplay.main([*TINY, "--pfsp-rate", "0", "--run-dir", str(tmp_path / "e")])
 
 
 def test_total_steps_below_one_update_is_an_error(tmp_path):

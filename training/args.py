@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
+import sys
 import typing
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -18,6 +21,18 @@ def arg(default: Any, help: str, **kwargs: Any) -> Any:  # noqa: A002 - mirrors 
     if isinstance(default, (list, dict)):
         return dataclasses.field(default_factory=lambda: type(default)(default), metadata={"help": help, **kwargs})
     return dataclasses.field(default=default, metadata={"help": help, **kwargs})
+
+
+@contextlib.contextmanager
+def flag_errors() -> Iterator[None]:
+    """A run's set-up, where a ``ValueError`` is the user's input (a flag out of range, an agent
+    spec, a checkpoint that does not fit): reported as argparse reports a bad flag, ``prog: error:
+    message`` on stderr and exit status 2, not as a traceback."""
+    try:
+        yield
+    except ValueError as err:
+        print(f"{Path(sys.argv[0]).name}: error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def _bool(text: str) -> bool:

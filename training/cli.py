@@ -104,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         require(sub, "torch", *(("stable_baselines3", "sb3_contrib") if trainer == "sb3" else ()), what="training")
         from importlib import import_module
 
-        result = import_module(_TRAINERS[trainer]).main(rest)
+        result = import_module(_TRAINERS[trainer]).main(rest, as_command=True)
         return result if isinstance(result, int) else 0
     return _play_or_watch(ap, argv)
 

@@ -19,6 +19,7 @@ hold (a contradicting flag is an error), except ``--total-steps`` and ``--progre
 
 from __future__ import annotations
 
+import contextlib
 import json
 import pickle
 import random
@@ -36,7 +37,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
 from nertz_env.config import NertzConfig
 from nertz_env.options import parse_rule_options
-from nertz_env.training.args import arg, parse_given, resume_args
+from nertz_env.training.args import arg, flag_errors, parse_given, resume_args
 from nertz_env.training.checkpoint import (
     CheckpointError,
     atomic_write,
@@ -249,16 +250,19 @@ def build_model(args: Args, run_dir: Path, saved: dict[str, Any] | None):
     )
 
 
-def main(argv: list[str] | None = None) -> Path:
-    args, given = parse_given(Args, argv)
-    saved = None
-    if args.resume:
-        saved = load_state(args.resume)
-        run_dir = Path(args.resume).parent
-        args = resume_args(Args, saved["args"], args, given, MAY_CHANGE, PER_CALL)
-    else:
-        run_dir = Path(args.out_dir) / f"nertz_v0__{args.exp_name}__{args.seed}__{int(time.time())}"
-    check_args(args)
+def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
+    """Train. ``as_command`` (the command line): a bad flag or checkpoint ends the process with
+    ``prog: error: ...`` and status 2 (``args.flag_errors``); else it raises ``ValueError``."""
+    with flag_errors() if as_command else contextlib.nullcontext():
+        args, given = parse_given(Args, argv)
+        saved = None
+        if args.resume:
+            saved = load_state(args.resume)
+            run_dir = Path(args.resume).parent
+            args = resume_args(Args, saved["args"], args, given, MAY_CHANGE, PER_CALL)
+        else:
+            run_dir = Path(args.out_dir) / f"nertz_v0__{args.exp_name}__{args.seed}__{int(time.time())}"
+        check_args(args)
     run_dir.mkdir(parents=True, exist_ok=True)
     remove_partial_files(run_dir)
     say(f"run directory: {run_dir}")
@@ -287,4 +291,4 @@ def main(argv: list[str] | None = None) -> Path:
 
 
 if __name__ == "__main__":
-    main()
+    main(as_command=True)

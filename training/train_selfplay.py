@@ -42,6 +42,7 @@ On ``--resume`` the checkpoint's arguments hold: a flag that contradicts them is
 
 from __future__ import annotations
 
+import contextlib
 import json
 import pickle
 import random
@@ -61,7 +62,7 @@ from nertz_env.agents.features import ActionFeatures
 from nertz_env.agents.policy import build_scorer, save_policy
 from nertz_env.config import NertzConfig
 from nertz_env.options import parse_rule_options
-from nertz_env.training.args import parse_given, resume_args
+from nertz_env.training.args import flag_errors, parse_given, resume_args
 from nertz_env.training.central_critic import CentralCritic
 from nertz_env.training.checkpoint import (
     CheckpointError,
@@ -234,13 +235,16 @@ def run_eval(t: Trainer, run_dir: Path, update: int, loop: Loop, writer) -> dict
     return result
 
 
-def main(argv: list[str] | None = None) -> Path:
-    args, run_dir, resume = start(argv)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    remove_partial_files(run_dir)
-    say(f"run directory: {run_dir}")
-    t = build(args)
-    loop, first, evals = restore(t, resume)
+def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
+    """Train. ``as_command`` (the command line): a bad flag, spec or checkpoint ends the process with
+    ``prog: error: ...`` and status 2 (``args.flag_errors``); else it raises ``ValueError``."""
+    with flag_errors() if as_command else contextlib.nullcontext():
+        args, run_dir, resume = start(argv)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        remove_partial_files(run_dir)
+        say(f"run directory: {run_dir}")
+        t = build(args)
+        loop, first, evals = restore(t, resume)
     write_json_lines(run_dir / "evals.jsonl", evals)  # what the checkpoint holds, nothing after it
     config_json = {"args": asdict(args), "rules": t.config.to_dict()}
     (run_dir / "config.json").write_text(json.dumps(config_json, indent=2, default=str))
@@ -305,4 +309,4 @@ def train_one(t: Trainer, buf: Rollout, loop: Loop, update: int, bar, writer) ->
 
 
 if __name__ == "__main__":
-    main()
+    main(as_command=True)
