@@ -9,6 +9,7 @@ errors and leave no partial file.
 from __future__ import annotations
 
 import errno
+import importlib.util
 import json
 import os
 import signal
@@ -227,6 +228,20 @@ def test_bad_flags_and_specs_end_the_command_with_their_reason_and_raise_in_proc
     assert "--num-envs" in said_as_a_flag_error(res)
     with pytest.raises(ValueError, match="--pfsp-rate 0.0"):
         train_selfplay.main([*TINY, "--pfsp-rate", "0", "--run-dir", str(tmp_path / "e")])
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torchrl") is None, reason="needs torchrl: nertz-env[torchrl]")
+def test_the_torchrl_trainer_reports_a_bad_flag_in_one_line(tmp_path):
+    res = run("nertz_env.training.train_torchrl", "--num-envs", "0", "--out-dir", str(tmp_path), ok=False)
+    assert "--num-envs 0: accepted an integer >= 1" in said_as_a_flag_error(res)
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is not None, reason="checks the message where ray is absent")
+def test_the_rllib_trainer_without_ray_names_the_extra(tmp_path):
+    res = run("nertz_env.training.train_rllib", "--out-dir", str(tmp_path), ok=False)
+    assert "needs ray" in said_as_a_flag_error(res) and "pip install 'nertz-env[rllib]'" in res.stderr
+    assert not any(tmp_path.iterdir())
 
 
 def test_total_steps_below_one_update_is_an_error(tmp_path):

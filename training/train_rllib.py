@@ -22,6 +22,8 @@ environment of its own (RLlib pins gymnasium).
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import json
 import os
 import statistics
@@ -33,7 +35,7 @@ from typing import Any
 
 from nertz_env.agents import parse_value
 from nertz_env.config import NertzConfig
-from nertz_env.training.args import arg, parse, to_json
+from nertz_env.training.args import arg, flag_errors, parse, to_json
 
 
 @dataclass
@@ -116,9 +118,15 @@ def evaluate_checkpoint(path: Path, config: NertzConfig, deals: int, opponent: s
     return format_report(report)
 
 
-def main(argv: list[str] | None = None) -> Path:
-    args = parse(Args, argv)
-    config = nertz_config(args)
+def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
+    """Train. ``as_command`` (the command line): a bad flag, or ray absent, ends the process with
+    ``prog: error: ...`` and status 2 (``args.flag_errors``); else it raises."""
+    with flag_errors() if as_command else contextlib.nullcontext():
+        args = parse(Args, argv)
+        config = nertz_config(args)
+        if as_command and importlib.util.find_spec("ray") is None:
+            raise ValueError("train_rllib needs ray, which is not installed: pip install 'nertz-env[rllib]' "
+                             "(in a venv of its own: Ray pins its own gymnasium)")  # fmt: skip
     import ray
 
     from nertz_env.integrations import rllib as nertz_rllib
@@ -182,4 +190,4 @@ def main(argv: list[str] | None = None) -> Path:
 
 
 if __name__ == "__main__":
-    main()
+    main(as_command=True)

@@ -22,6 +22,7 @@ step count (so a resumed run is not bit-identical to an uninterrupted one).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from dataclasses import asdict, dataclass
@@ -33,7 +34,7 @@ from torch import nn
 
 from nertz_env import tasks
 from nertz_env.agents.policy import build_network, save_policy
-from nertz_env.training.args import arg, parse_given, resume_args
+from nertz_env.training.args import arg, flag_errors, parse_given, resume_args
 from nertz_env.training.checkpoint import atomic_write, load_torch_checkpoint, say
 
 try:
@@ -153,12 +154,15 @@ def start(argv: list[str] | None) -> tuple[Args, Path, dict | None]:
     return args, run_dir, saved
 
 
-def main(argv: list[str] | None = None) -> Path:
-    args, run_dir, saved = start(argv)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    torch.manual_seed(args.seed)
-    torch.set_num_threads(1)
-    task, env, net, actor, critic_net, loss = build(args)
+def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
+    """Train. ``as_command`` (the command line): a bad flag, task or checkpoint ends the process with
+    ``prog: error: ...`` and status 2 (``args.flag_errors``); else it raises ``ValueError``."""
+    with flag_errors() if as_command else contextlib.nullcontext():
+        args, run_dir, saved = start(argv)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        torch.manual_seed(args.seed)
+        torch.set_num_threads(1)
+        task, env, net, actor, critic_net, loss = build(args)
     optimizer = torch.optim.Adam(loss.parameters(), lr=args.learning_rate)
     steps = 0
     if saved is not None:
@@ -219,4 +223,4 @@ def train_on(data, loss: ClipPPOLoss, optimizer: torch.optim.Optimizer, args: Ar
 
 
 if __name__ == "__main__":
-    main()
+    main(as_command=True)
