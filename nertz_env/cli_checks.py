@@ -17,7 +17,8 @@ from nertz_env.config import NertzConfig
 from nertz_env.options import parse_rule_options
 
 # What a plain ``pip install nertz-env`` lacks, by import name: the extra that brings it.
-EXTRAS = {"torch": "training", "stable_baselines3": "training", "sb3_contrib": "training", "PIL": "render"}
+EXTRAS = {"torch": "training", "stable_baselines3": "training", "sb3_contrib": "training", "PIL": "render",
+          "ray": "rllib"}  # fmt: skip
 # Errors of the user's making that the commands report in one line: bad values, missing files,
 # missing extras.
 USER_ERRORS = (ValueError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, ImportError)

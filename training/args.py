@@ -13,6 +13,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from nertz_env.cli_checks import Parser
+
 T = TypeVar("T")
 
 
@@ -24,15 +26,17 @@ def arg(default: Any, help: str, **kwargs: Any) -> Any:  # noqa: A002 - mirrors 
 
 
 @contextlib.contextmanager
-def flag_errors() -> Iterator[None]:
+def flag_errors(as_command: bool = True) -> Iterator[None]:
     """A run's set-up, where a ``ValueError`` is the user's input (a flag out of range, an agent
-    spec, a checkpoint that does not fit): reported as argparse reports a bad flag, ``prog: error:
-    message`` on stderr and exit status 2, not as a traceback."""
+    spec, a checkpoint that does not fit). ``as_command`` (the command line): reported as argparse
+    reports a bad flag (``cli_checks.Parser``: ``prog: error: message`` on stderr, exit status 2),
+    not as a traceback; else raised as it is (a call from Python)."""
     try:
         yield
     except ValueError as err:
-        print(f"{Path(sys.argv[0]).name}: error: {err}", file=sys.stderr)
-        raise SystemExit(2) from None
+        if not as_command:
+            raise
+        Parser(prog=Path(sys.argv[0]).name).error(str(err))
 
 
 def _bool(text: str) -> bool:

@@ -22,11 +22,10 @@ environment of its own (RLlib pins gymnasium).
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
 import json
 import os
 import statistics
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from nertz_env.agents import parse_value
+from nertz_env.cli_checks import Parser, require
 from nertz_env.config import NertzConfig
 from nertz_env.training.args import arg, flag_errors, parse, to_json
 
@@ -121,12 +121,11 @@ def evaluate_checkpoint(path: Path, config: NertzConfig, deals: int, opponent: s
 def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
     """Train. ``as_command`` (the command line): a bad flag, or ray absent, ends the process with
     ``prog: error: ...`` and status 2 (``args.flag_errors``); else it raises."""
-    with flag_errors() if as_command else contextlib.nullcontext():
+    with flag_errors(as_command):
         args = parse(Args, argv)
         config = nertz_config(args)
-        if as_command and importlib.util.find_spec("ray") is None:
-            raise ValueError("train_rllib needs ray, which is not installed: pip install 'nertz-env[rllib]' "
-                             "(in a venv of its own: Ray pins its own gymnasium)")  # fmt: skip
+        if as_command:
+            require(Parser(prog=Path(sys.argv[0]).name), "ray", what="train_rllib")
     import ray
 
     from nertz_env.integrations import rllib as nertz_rllib

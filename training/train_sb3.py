@@ -19,7 +19,6 @@ hold (a contradicting flag is an error), except ``--total-steps`` and ``--progre
 
 from __future__ import annotations
 
-import contextlib
 import json
 import pickle
 import random
@@ -253,7 +252,7 @@ def build_model(args: Args, run_dir: Path, saved: dict[str, Any] | None):
 def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
     """Train. ``as_command`` (the command line): a bad flag or checkpoint ends the process with
     ``prog: error: ...`` and status 2 (``args.flag_errors``); else it raises ``ValueError``."""
-    with flag_errors() if as_command else contextlib.nullcontext():
+    with flag_errors(as_command):
         args, given = parse_given(Args, argv)
         saved = None
         if args.resume:

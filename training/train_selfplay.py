@@ -42,7 +42,6 @@ On ``--resume`` the checkpoint's arguments hold: a flag that contradicts them is
 
 from __future__ import annotations
 
-import contextlib
 import json
 import pickle
 import random
@@ -238,7 +237,7 @@ def run_eval(t: Trainer, run_dir: Path, update: int, loop: Loop, writer) -> dict
 def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
     """Train. ``as_command`` (the command line): a bad flag, spec or checkpoint ends the process with
     ``prog: error: ...`` and status 2 (``args.flag_errors``); else it raises ``ValueError``."""
-    with flag_errors() if as_command else contextlib.nullcontext():
+    with flag_errors(as_command):
         args, run_dir, resume = start(argv)
         run_dir.mkdir(parents=True, exist_ok=True)
         remove_partial_files(run_dir)

@@ -22,7 +22,6 @@ step count (so a resumed run is not bit-identical to an uninterrupted one).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from dataclasses import asdict, dataclass
@@ -157,7 +156,7 @@ def start(argv: list[str] | None) -> tuple[Args, Path, dict | None]:
 def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
     """Train. ``as_command`` (the command line): a bad flag, task or checkpoint ends the process with
     ``prog: error: ...`` and status 2 (``args.flag_errors``); else it raises ``ValueError``."""
-    with flag_errors() if as_command else contextlib.nullcontext():
+    with flag_errors(as_command):
         args, run_dir, saved = start(argv)
         run_dir.mkdir(parents=True, exist_ok=True)
         torch.manual_seed(args.seed)
