@@ -54,7 +54,7 @@ from nertz_env.engine.constants import (
     MATCH_END_SPREAD,
 )
 
-REWARD_MODES = ("dense", "sparse", "relative")
+REWARD_MODES = ("dense", "sparse", "relative", "lead")  # C_REWARD codes: engine.constants REWARD_*
 EPISODES = ("hand", "match")
 # The kinds of move that ``move_ticks`` times, in the order of the action kinds of
 # ``nertz_env.actions`` after WAIT (DRAW, CALL, TO_FOUNDATION, TO_WORK, UNDER, TO_NERTZ).
@@ -137,7 +137,9 @@ class NertzConfig:
             ``None`` means 3 for draw-3 and 1 for draw-1.
         max_cycles: ticks before the hand is truncated (R5).
         reward: ``"dense"`` (change of the R7 running score each tick), ``"sparse"`` (the R7
-            score at the end) or ``"relative"`` (dense minus the opponents' mean).
+            score at the end), ``"relative"`` (dense minus the opponents' mean) or ``"lead"`` (the
+            change of the R7 score minus the best opponent's: a hand's rewards sum to the final
+            margin over the leading opponent).
         turn_based: players act one at a time in seat order, seat 0 first (seat ``tick % P`` is on
             turn); off turn only WAIT is legal (R3).
         nertz_builds: cards may be played onto an opponent's Nertz top, same suit, one rank up or
@@ -246,7 +248,7 @@ class NertzConfig:
         if not _is_int(self.max_cycles) or not 1 <= self.max_cycles <= MAX_TICKS:
             _fail("max_cycles", self.max_cycles, f"an integer >= 1 (at most {MAX_TICKS})")
         if self.reward not in REWARD_MODES:
-            _fail("reward", self.reward, "'dense', 'sparse' or 'relative'")
+            _fail("reward", self.reward, "'dense', 'sparse', 'relative' or 'lead'")
         if self.partners and self.num_players not in (4, 6, 8):
             _fail("partners", self.partners, "False, or True with 4, 6 or 8 players (teams of two seated opposite)")
         object.__setattr__(self, "move_ticks", _normalise_move_ticks(self.move_ticks))

@@ -37,7 +37,9 @@ target (1 = the next seat), after the standard rows. `env.unwrapped.action_names
 ## Rewards
 Option `reward`: `"dense"` (each tick, the change of the player's R7 running score, so a hand's
 rewards sum to its final score minus the score at the deal), `"sparse"` (the R7 score at the end),
-`"relative"` (dense minus the mean of the opponents'). `illegal_action_penalty` is subtracted when
+`"relative"` (dense minus the mean of the opponents'), `"lead"` (each tick, the change of the
+player's score minus the best opponent's: a hand's rewards sum to its final margin over the leader,
+since all scores are equal at the deal). `illegal_action_penalty` is subtracted when
 an illegal action was played as WAIT.
 
 ## Timing options (R3)
@@ -52,10 +54,12 @@ The observation gains a timing section (`on_turn`, `air_ticks`, `air_kind`, `air
 under these options.
 With `partners=True` (R8: teams of two seated opposite, seats `p` and `p + P/2`) every player is
 paid their team's figure: dense and sparse follow the team score (both partners' summed), relative
-is the team's change minus the mean of the other teams'. With `episode="match"` the rewards follow
+is the team's change minus the mean of the other teams', lead that of the team's score minus the best
+other team's. With `episode="match"` the rewards follow
 the match: dense is the change of the totals plus the running score of the hand in play (so a
 match's rewards sum to its final total minus the score at the first deal, as a hand's do), sparse
-pays the final totals when the match ends, relative is dense minus the opponents' mean.
+pays the final totals when the match ends, relative is dense minus the opponents' mean, lead the
+change of the running total's margin over the best opponent's.
 
 ## Starting State and Episode End
 Each player deals from their own shuffled deck (R2), or from R10 fixed decks passed as

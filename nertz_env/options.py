@@ -39,7 +39,7 @@ class RuleOptions(TypedDict, total=False):
     stall_ticks: int | Literal["auto"]
     max_stall_rotations: int | None
     max_cycles: int
-    reward: Literal["dense", "sparse", "relative"]
+    reward: Literal["dense", "sparse", "relative", "lead"]
     turn_based: bool
     nertz_builds: bool
     partners: bool

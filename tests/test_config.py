@@ -57,7 +57,7 @@ BAD_VALUES = [
     ("max_stall_rotations", "3", "None or an integer >= 0"),
     ("max_cycles", 0, "an integer >= 1"),
     ("max_cycles", 100.0, "an integer >= 1"),
-    ("reward", "shaped", "'dense', 'sparse' or 'relative'"),
+    ("reward", "shaped", "'dense', 'sparse', 'relative' or 'lead'"),
 ]
 
 

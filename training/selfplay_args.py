@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 
 from nertz_env.agents.features import FEATURE_GROUPS, feature_columns
+from nertz_env.config import REWARD_MODES
 from nertz_env.training.args import arg
 from nertz_env.training.checkpoint import resolve_device
 from nertz_env.training.opponent_pool import SAMPLINGS
@@ -42,7 +43,7 @@ class Args:
     pfsp_power: float = arg(2.0, "pfsp draws a member in proportion to (1 - the learner's win share vs it) ** this")
     pfsp_rate: float = arg(0.02, "pfsp's moving average: how far each hand moves a member's win share (0 to 1]")
     reward: str = arg(
-        "relative", "reward mode of the env: dense, sparse or relative", choices=["dense", "sparse", "relative"]
+        "relative", "reward mode of the env: " + ", ".join(REWARD_MODES), choices=list(REWARD_MODES)
     )
     win_bonus: float = arg(0.0, "added to a learner's reward when a hand ends: this x (its win share - 1/players)")
     nertz_bonus: float = arg(0.0, "added to each learner's reward per card that leaves its Nertz pile (the race, R5)")

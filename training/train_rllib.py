@@ -34,7 +34,7 @@ from typing import Any
 
 from nertz_env.agents import parse_value
 from nertz_env.cli_checks import Parser, require
-from nertz_env.config import NertzConfig
+from nertz_env.config import REWARD_MODES, NertzConfig
 from nertz_env.training.args import arg, flag_errors, parse, to_json
 
 
@@ -51,7 +51,7 @@ class Args:
     num_envs_per_env_runner: int = arg(1, "hands each env runner plays side by side (RLlib >= 2.46)")
     num_learners: int = arg(0, "remote learners (0: learn in the driver)")
     num_players: int = arg(4, "players per hand")
-    reward: str = arg("relative", "reward mode of the env", choices=["dense", "sparse", "relative"])
+    reward: str = arg("relative", "reward mode of the env", choices=list(REWARD_MODES))
     rules: tuple[str, ...] = arg((), "more NertzConfig options as key=value, e.g. stock_draw=1")
     hidden: tuple[int, ...] = arg((256, 256), "hidden layer sizes of the policy and value MLPs")
     train_batch_size: int = arg(4000, "ticks sampled per iteration (each holds one decision per player)")

@@ -34,7 +34,7 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
-from nertz_env.config import NertzConfig
+from nertz_env.config import REWARD_MODES, NertzConfig
 from nertz_env.options import parse_rule_options
 from nertz_env.training.args import arg, flag_errors, parse_given, resume_args
 from nertz_env.training.checkpoint import (
@@ -73,7 +73,7 @@ class Args:
     num_envs: int = arg(8, "envs (single) or games (selfplay) stepped at once")
     num_players: int = arg(4, "players per game")
     opponents: tuple[str, ...] = arg(("greedy", "greedy", "greedy"), "opponents in single mode, one per other seat")
-    reward: str = arg("relative", "reward mode of the env", choices=["dense", "sparse", "relative"])
+    reward: str = arg("relative", "reward mode of the env", choices=list(REWARD_MODES))
     rules: tuple[str, ...] = arg((), "NertzConfig options KEY=VALUE of the games (e.g. partners=true)")
     n_steps: int = arg(256, "steps per env per rollout")
     batch_size: int = arg(1024, "minibatch size")

@@ -33,6 +33,7 @@ from torch import nn
 
 from nertz_env import tasks
 from nertz_env.agents.policy import build_network, save_policy
+from nertz_env.config import REWARD_MODES
 from nertz_env.training.args import arg, flag_errors, parse_given, resume_args
 from nertz_env.training.checkpoint import atomic_write, load_torch_checkpoint, say
 
@@ -59,7 +60,7 @@ class Args:
     total_steps: int = arg(100_000, "agent-steps (one seat's decision) to train on")
     num_envs: int = arg(32, "games stepped at once")
     num_steps: int = arg(32, "ticks per rollout")
-    reward: str = arg("relative", "reward mode of the env", choices=["dense", "sparse", "relative"])
+    reward: str = arg("relative", "reward mode of the env", choices=list(REWARD_MODES))
     hidden: tuple[int, ...] = arg((256, 256), "hidden layers of the actor and the critic")
     learning_rate: float = arg(3e-4, "Adam learning rate")
     gamma: float = arg(0.995, "discount factor")

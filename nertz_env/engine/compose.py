@@ -16,6 +16,7 @@ from nertz_env.engine.constants import (
     C_PARTNERS,
     C_PLAYERS,
     C_REWARD,
+    REWARD_LEAD,
     REWARD_RELATIVE,
     REWARD_SPARSE,
 )
@@ -45,6 +46,9 @@ def rewards(s, b, prev_score, cfg, out):
     if cfg[C_EPISODE] != 0 or cfg[C_PARTNERS] != 0:
         _r8_rewards(s, b, prev_score, cfg, out)
         return
+    if mode == REWARD_LEAD:
+        lead_rewards(s.score[b], prev_score, n_players, out)
+        return
     total = 0.0
     for p in range(n_players):
         if mode == REWARD_SPARSE:
@@ -65,6 +69,9 @@ def _r8_rewards(s, b, prev_score, cfg, out):
     is the team's figure minus the mean of the other teams'."""
     n_players = cfg[C_PLAYERS]
     mode = cfg[C_REWARD]
+    if mode == REWARD_LEAD:
+        _r8_lead_rewards(s, b, prev_score, cfg, out)
+        return
     over = episode_over(s, b, cfg)
     for p in range(n_players):
         value = running_value(s, b, p, cfg)
@@ -84,6 +91,35 @@ def _r8_rewards(s, b, prev_score, cfg, out):
             total += out[t]
         for p in range(n_players):
             out[p] = out[p] - (total - out[p]) / (teams - 1)
+
+
+@njit(cache=True)
+def lead_rewards(now, before, n, out):
+    """Option ``reward="lead"``: each of the ``n`` sides' change of its value minus the best other
+    side's, from the values ``before`` the tick to those ``now``; a hand's rewards sum to its final
+    margin over the best opponent (at the deal every margin is 0)."""
+    for p in range(n):
+        best_now, best_before = -1e18, -1e18
+        for q in range(n):
+            if q != p:
+                best_now = max(best_now, float(now[q]))
+                best_before = max(best_before, float(before[q]))
+        out[p] = (float(now[p]) - best_now) - (float(before[p]) - best_before)
+
+
+@njit(cache=True)
+def _r8_lead_rewards(s, b, prev_score, cfg, out):
+    """``lead_rewards`` over running values (R8 matches: totals plus the hand in play) and, with
+    partners, over teams (both partners' values summed, each partner paid their team's)."""
+    n_players = cfg[C_PLAYERS]
+    teams = n_teams(cfg)
+    now, before, lead = np.zeros(teams), np.zeros(teams), np.zeros(teams)
+    for p in range(n_players):  # seat p plays in team p % teams (partners sit opposite)
+        now[p % teams] += running_value(s, b, p, cfg)
+        before[p % teams] += prev_score[p]
+    lead_rewards(now, before, teams, lead)
+    for p in range(n_players):
+        out[p] = lead[p % teams]
 
 
 @njit(cache=True, inline="always")

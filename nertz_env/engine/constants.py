@@ -48,7 +48,7 @@ BLOCKS_ANY, BLOCKS_WHOLE, BLOCKS_NONE = range(3)
 MATCH_END_HIGHEST, MATCH_END_CALLER, MATCH_END_SPREAD, MATCH_END_EXCEED = range(4)
 
 # Option ``reward`` (C_REWARD).
-REWARD_DENSE, REWARD_SPARSE, REWARD_RELATIVE = 0, 1, 2
+REWARD_DENSE, REWARD_SPARSE, REWARD_RELATIVE, REWARD_LEAD = 0, 1, 2, 3
 
 # ---------------------------------------------------------------------------------------------
 # The observation's parts (R9), in order; ``nertz_env.layout.ObservationLayout`` names them.
