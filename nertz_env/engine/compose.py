@@ -93,11 +93,12 @@ def _r8_rewards(s, b, prev_score, cfg, out):
             out[p] = out[p] - (total - out[p]) / (teams - 1)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def lead_rewards(now, before, n, out):
     """Option ``reward="lead"``: each of the ``n`` sides' change of its value minus the best other
     side's, from the values ``before`` the tick to those ``now``; a hand's rewards sum to its final
-    margin over the best opponent (at the deal every margin is 0)."""
+    margin over the best opponent (at the deal every margin is 0). Inlined where it is paid (the
+    tick's kernel, ``_r8_lead_rewards``), so no process compiles it on its own."""
     for p in range(n):
         best_now, best_before = -1e18, -1e18
         for q in range(n):
