@@ -12,6 +12,12 @@ from nertz_env.agents.policy import SHIPPED, load_network  # noqa: E402
 from nertz_env.training.train_selfplay import build, main, restore, start  # noqa: E402
 
 SMALL = ["--num-envs", "4", "--total-steps", "4096", "--eval-every", "0", "--progress", "false"]
+
+
+def on_cpu(state: dict) -> dict:
+    """A network's weights on the CPU, to compare with a policy file's wherever the run trained
+    (``--device auto`` is the GPU where torch sees one)."""
+    return {name: weight.cpu() for name, weight in state.items()}
 LIKE_PPO = ["--lookahead-features", "false", "--opponent-features", "true"]  # the shipped ppo's flags
 
 
@@ -19,11 +25,11 @@ def test_a_run_starts_from_the_weights_of_the_policy_it_is_given(tmp_path):
     args, _, _ = start(SMALL + ["--run-dir", str(tmp_path), *LIKE_PPO, "--init-policy", str(SHIPPED)])
     trainer = build(args)
     saved = load_network(SHIPPED)[0].state_dict()
-    mine = trainer.net.state_dict()
+    mine = on_cpu(trainer.net.state_dict())
     assert saved.keys() == mine.keys()
     for name, weight in saved.items():
         torch.testing.assert_close(mine[name], weight, rtol=0, atol=0)
-    fresh = build(start(SMALL + ["--run-dir", str(tmp_path), *LIKE_PPO])[0]).net.state_dict()
+    fresh = on_cpu(build(start(SMALL + ["--run-dir", str(tmp_path), *LIKE_PPO])[0]).net.state_dict())
     assert any(not torch.equal(fresh[k], saved[k]) for k in saved)  # without the flag: the seed's own init
 
 
@@ -46,8 +52,9 @@ def test_a_resumed_run_takes_its_weights_from_the_checkpoint_not_the_init_policy
     assert args.init_policy == str(init)
     trainer = build(args)  # reading the removed file would raise here
     restore(trainer, resume)
-    for name, weight in resume["net"].items():
-        torch.testing.assert_close(trainer.net.state_dict()[name], weight, rtol=0, atol=0)
+    mine = on_cpu(trainer.net.state_dict())
+    for name, weight in on_cpu(resume["net"]).items():
+        torch.testing.assert_close(mine[name], weight, rtol=0, atol=0)
 
 
 def test_a_run_with_the_cycle_columns_trains_resumes_and_refuses_a_policy_without_them(tmp_path):
