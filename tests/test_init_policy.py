@@ -18,6 +18,8 @@ def on_cpu(state: dict) -> dict:
     """A network's weights on the CPU, to compare with a policy file's wherever the run trained
     (``--device auto`` is the GPU where torch sees one)."""
     return {name: weight.cpu() for name, weight in state.items()}
+
+
 LIKE_PPO = ["--lookahead-features", "false", "--opponent-features", "true"]  # the shipped ppo's flags
 
 

@@ -25,8 +25,14 @@ RULES = [
     {"max_cycles": 150},
     {"num_players": 2, "stock_draw": 1, "work_piles": 6, "slide_under": False, "reward": "relative", "max_cycles": 250},
     {"num_players": 3, "nertz_pile_size": 4, "auto_call": True, "reward": "sparse", "collision": "seat"},
-    {"num_players": 5, "nertz_to_work": False, "fill_empty_from": "nertz", "stall_ticks": 3, "reward": "lead",
-     "max_cycles": 300},
+    {
+        "num_players": 5,
+        "nertz_to_work": False,
+        "fill_empty_from": "nertz",
+        "stall_ticks": 3,
+        "reward": "lead",
+        "max_cycles": 300,
+    },
     {"num_players": 3, "nertz_builds": True, "nertz_pile_size": 6, "max_cycles": 200},  # R4.8
     # R3 timing options
     {"num_players": 3, "turn_based": True, "reward": "relative", "max_cycles": 240},

@@ -42,9 +42,7 @@ class Args:
     )
     pfsp_power: float = arg(2.0, "pfsp draws a member in proportion to (1 - the learner's win share vs it) ** this")
     pfsp_rate: float = arg(0.02, "pfsp's moving average: how far each hand moves a member's win share (0 to 1]")
-    reward: str = arg(
-        "relative", "reward mode of the env: " + ", ".join(REWARD_MODES), choices=list(REWARD_MODES)
-    )
+    reward: str = arg("relative", "reward mode of the env: " + ", ".join(REWARD_MODES), choices=list(REWARD_MODES))
     win_bonus: float = arg(0.0, "added to a learner's reward when a hand ends: this x (its win share - 1/players)")
     nertz_bonus: float = arg(0.0, "added to each learner's reward per card that leaves its Nertz pile (the race, R5)")
     hidden: tuple[int, ...] = arg((128, 128), "hidden layer sizes of the observation summary")
