@@ -65,16 +65,10 @@ def final_margins(values: dict) -> dict:
     return {a: v - max(w for b, w in values.items() if b != a) for a, v in values.items()}
 
 
-@settings(max_examples=12, deadline=None)
-@given(
-    players=st.integers(2, 5),
-    seed=st.integers(0, 2**16),
-    episode=st.sampled_from(["hand", "match"]),
-)
-def test_lead_rewards_sum_to_the_final_margin_over_the_best_opponent(players, seed, episode):
-    """At the deal every score is the same (R7), so a hand's lead rewards sum to the final margin; in
-    an R8 match of two hands, to the margin of the totals."""
-    rules = {"num_players": players, "reward": "lead", "max_cycles": 120}
+def random_episode(rules: dict, seed: int, episode: str) -> tuple[dict, dict]:
+    """Random legal play of one lead-rewarded episode (a hand, or an R8 match of two hands) with
+    at most 120 ticks a hand: each agent's summed rewards, and the env's ``outcome()``."""
+    rules = {**rules, "reward": "lead", "max_cycles": 120}
     if episode == "match":
         rules.update(episode="match", hands=2)
     env = nertz_v0.parallel_env(**rules)
@@ -86,5 +80,27 @@ def test_lead_rewards_sum_to_the_final_margin_over_the_best_opponent(players, se
         obs, rewards, *_ = env.step(actions)
         for a, r in rewards.items():
             returns[a] += r
-    finals = env.unwrapped.outcome()["final_scores"]  # a match's totals (R8)
-    assert returns == pytest.approx(final_margins(finals))
+    return returns, env.unwrapped.outcome()
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    players=st.integers(2, 5),
+    seed=st.integers(0, 2**16),
+    episode=st.sampled_from(["hand", "match"]),
+)
+def test_lead_rewards_sum_to_the_final_margin_over_the_best_opponent(players, seed, episode):
+    """At the deal every score is the same (R7), so a hand's lead rewards sum to the final margin; in
+    an R8 match of two hands, to the margin of the totals."""
+    returns, outcome = random_episode({"num_players": players}, seed, episode)
+    assert returns == pytest.approx(final_margins(outcome["final_scores"]))  # a match's: the totals (R8)
+
+
+@settings(max_examples=6, deadline=None)
+@given(players=st.sampled_from([4, 6]), seed=st.integers(0, 2**16), episode=st.sampled_from(["hand", "match"]))
+def test_r8_partners_lead_rewards_sum_to_the_teams_final_margin(players, seed, episode):
+    """R8 partners (seats p and p + P/2): each partner's lead rewards sum to the team's final margin
+    over the best other team, in a hand and over a match's totals."""
+    returns, outcome = random_episode({"num_players": players, "partners": True}, seed, episode)
+    margins = final_margins(dict(enumerate(outcome["final_team_scores"])))
+    assert list(returns.values()) == pytest.approx([margins[p % (players // 2)] for p in range(players)])

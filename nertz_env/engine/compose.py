@@ -22,7 +22,7 @@ from nertz_env.engine.constants import (
 )
 from nertz_env.engine.core import deal, partner_of, shuffle_deal
 from nertz_env.engine.masks import legal_masks
-from nertz_env.engine.match import episode_over, match_step, n_teams, running_value
+from nertz_env.engine.match import episode_over, match_step, n_teams, running_value, team_sum
 from nertz_env.engine.observe import observe_game
 from nertz_env.engine.state import (
     RUNNING,
@@ -114,13 +114,18 @@ def _r8_lead_rewards(s, b, prev_score, cfg, out):
     partners, over teams (both partners' values summed, each partner paid their team's)."""
     n_players = cfg[C_PLAYERS]
     teams = n_teams(cfg)
-    now, before, lead = np.zeros(teams), np.zeros(teams), np.zeros(teams)
-    for p in range(n_players):  # seat p plays in team p % teams (partners sit opposite)
-        now[p % teams] += running_value(s, b, p, cfg)
-        before[p % teams] += prev_score[p]
-    lead_rewards(now, before, teams, lead)
+    values = np.empty(n_players)
     for p in range(n_players):
-        out[p] = lead[p % teams]
+        values[p] = running_value(s, b, p, cfg)
+    now, before, lead = np.empty(teams), np.empty(teams), np.empty(teams)
+    for t in range(teams):  # seat t plays in team t
+        now[t] = team_sum(values, t, cfg)
+        before[t] = team_sum(prev_score, t, cfg)
+    lead_rewards(now, before, teams, lead)
+    for t in range(teams):
+        out[t] = lead[t]
+        if cfg[C_PARTNERS] != 0:
+            out[partner_of(t, n_players)] = lead[t]
 
 
 @njit(cache=True, inline="always")
