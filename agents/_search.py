@@ -369,5 +369,17 @@ def pick_moves(values, call, masks, table, out):
         out[row] = best
 
 
+def lookahead_depth(lookahead: bool | int | None, default: int) -> int:
+    """The search depth a ``lookahead`` setting means: ``True`` (or ``None``, files written before
+    the setting existed) the ``heuristic``'s default, ``False`` 0, an integer itself."""
+    if lookahead is None or lookahead is True:
+        return default
+    if lookahead is False:
+        return 0
+    if not isinstance(lookahead, (int, np.integer)) or not 0 <= lookahead <= MAX_DEPTH:
+        raise ValueError(f"invalid lookahead={lookahead!r}: accepted a bool or a depth from 0 to {MAX_DEPTH}")
+    return int(lookahead)
+
+
 # An edit to the engine or to any agents module recompiles these kernels (they inline both).
 stamp_compiled(globals(), Path(__file__).resolve().parent)

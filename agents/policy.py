@@ -1,10 +1,9 @@
 """Trained policies as agents: the networks the self-play trainer uses, and loaders for both
 checkpoint formats (``train_selfplay.py``'s ``.pt`` and sb3-contrib MaskablePPO's ``.zip``).
 
-Two networks: ``build_scorer`` (format ``nertz-selfplay-v2``, what the trainer builds) scores each
-legal move from its own features (``agents.features``) together with a summary of the whole
-observation; ``build_network`` (``nertz-selfplay-v1``, still loadable) is a flat MLP with a fixed
-181-way head.
+Two networks: ``build_scorer`` (format ``nertz-selfplay-v2``, what the trainer builds) scores each legal
+move from its own features (``agents.features``) and a summary of the whole observation;
+``build_network`` (``nertz-selfplay-v1``, still loadable) is a flat MLP with a fixed 181-way head.
 
 Three policies ship in ``agents/policies/`` (its README gives how each was trained and measured):
 ``ppo`` (``ppo.pt``) is the best *search-free* one, whose features read only the observation, each
@@ -13,9 +12,8 @@ decision is one network forward pass; ``ppo-league`` (``ppo_league.pt``), the fo
 without the opponent columns, is the policy ``rollout`` searches with; ``ppo-search``
 (``ppo_search.pt``) also reads a depth-3 ``heuristic`` search of every legal move, so each of its
 decisions runs that search first. The file records its search depth (``"lookahead"``), and each
-name refuses a file of the other kind. It also records the feature groups trained zeroed
-(``"drop_features"``, ``train_selfplay --drop-features``; a file without it drops none), and the
-loaded policy plays with the same columns zeroed.
+name refuses a file of the other kind. It also records the feature groups trained zeroed (``"drop_features"``,
+``train_selfplay --drop-features``; none in older files): the loaded policy plays with them zeroed too.
 
 >>> ppo = agents.make("ppo"); mine = agents.make("policy", path="runs/x/policy.pt")  # doctest: +SKIP
 
@@ -175,6 +173,7 @@ def build_scorer(
     drop_features: tuple[str, ...] = (),
     cycle: bool = False,
     opponent: bool = False,
+    identity: bool = False,
 ):
     """The move-scoring actor-critic: ``logit[a] = head(relu(state(obs) + move(features[a]) + embed[a]))``
     over the legal moves only, the value from the state summary alone.
@@ -182,11 +181,10 @@ def build_scorer(
     ``forward(obs, mask)`` computes the features itself (numba, on the CPU), so a loaded policy
     plays from observations; the trainer, which keeps the features of its rollouts, calls
     ``score(obs, rows, actions, feats)`` with the pairs of ``agents.features.ActionFeatures``.
-    ``lookahead`` is the depth of the ``heuristic``'s look-ahead in the features (``True``: its
-    default depth; ``False`` or 0: features without the look-ahead values). ``drop_features``
-    names ``agents.features.FEATURE_GROUPS`` zeroed in every feature vector (an ablation); ``cycle``
-    adds the stock-cycle columns (``agents.features.CYCLE_COLUMNS``), ``opponent`` the opponent ones
-    (``OPPONENT_COLUMNS``)."""
+    ``lookahead`` is the depth of the ``heuristic``'s look-ahead in the features (``True``: its default
+    depth; ``False`` or 0: none). ``drop_features`` names ``agents.features.FEATURE_GROUPS`` zeroed in
+    every feature vector (an ablation); ``cycle`` adds the stock-cycle columns (``CYCLE_COLUMNS``),
+    ``opponent`` the opponent ones (``OPPONENT_COLUMNS``), ``identity`` the moved card's."""
     torch = _torch()
     nn = torch.nn
     from nertz_env.actions import ActionCatalogue
@@ -199,8 +197,8 @@ def build_scorer(
     class MoveScorer(nn.Module):
         def __init__(self):
             super().__init__()
-            self.features = ActionFeatures(config, lookahead, drop_features, cycle, opponent)
-            self.cycle, self.opponent = self.features.cycle, self.features.opponent  # saved
+            self.features = ActionFeatures(config, lookahead, drop_features, cycle, opponent, identity)
+            self.cycle, self.opponent, self.identity = (bool(x) for x in (cycle, opponent, identity))  # saved
             self.lookahead = self.features.depth  # saved as the depth (0: none)
             self.drop_features = self.features.drop_features  # saved as the group names
             self.n_actions = n_actions
@@ -268,6 +266,7 @@ def save_policy(path: str | Path, network, config: NertzConfig, hidden: tuple[in
         "drop_features": list(getattr(network, "drop_features", ())),
         "cycle": bool(getattr(network, "cycle", False)),
         "opponent": bool(getattr(network, "opponent", False)),
+        "identity": bool(getattr(network, "identity", False)),
         "state_dict": {k: v.detach().cpu() for k, v in network.state_dict().items()},
         "extra": extra or {},
     }
@@ -297,7 +296,7 @@ def load_network(path: str | Path):
     if blob["format"] == FORMAT:
         dropped = tuple(blob.get("drop_features") or ())  # files from before the settings drop none, no cycle
         net = build_scorer(config, tuple(blob["hidden"]), blob["action_hidden"], blob.get("lookahead"), dropped,
-                           bool(blob.get("cycle")), bool(blob.get("opponent")))  # fmt: skip
+                           bool(blob.get("cycle")), bool(blob.get("opponent")), bool(blob.get("identity")))  # fmt: skip
     else:
         from nertz_env.actions import ActionCatalogue
 

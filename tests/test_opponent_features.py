@@ -10,7 +10,6 @@ import pytest
 from conftest import make_deck, new_game, play
 
 from nertz_env.agents import features as F
-from nertz_env.agents.policy import build_scorer, load_network, save_policy
 from nertz_env.config import NertzConfig
 from nertz_env.vector import NertzVectorEnv
 
@@ -64,15 +63,6 @@ def test_the_opponent_columns_add_columns_and_change_no_other(seed):
         seen += (f2[:, list(F.OPPONENT_COLUMNS)] > 0).any(0)
         obs, masks, *_ = env.step(env.sample_actions())
     assert seen.all()  # each column is set somewhere in play
-
-
-def test_a_policy_with_opponent_columns_saves_and_loads_them(tmp_path):
-    net = build_scorer(CONFIG, (16,), 8, lookahead=False, opponent=True)
-    assert net.opponent and net.move_in.in_features == F.N_OPPONENT_FEATURES
-    save_policy(tmp_path / "p.pt", net, CONFIG, (16,), action_hidden=8)
-    loaded, _, blob = load_network(tmp_path / "p.pt")
-    assert blob["opponent"] is True and loaded.opponent and loaded.features.width == F.N_OPPONENT_FEATURES
-    assert not build_scorer(CONFIG, (16,), 8, lookahead=False).opponent
 
 
 def test_wait_soon_waits_instead_of_covering_a_card_the_opponent_is_about_to_free():
