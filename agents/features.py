@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit
 
 from nertz_env.actions import CALL, DRAW, NERTZ, TO_FOUNDATION, TO_WORK, WAIT, WASTE, WORK_SOURCE
+from nertz_env.agents._follow import FIRST_FOLLOW_COLUMN, FOLLOW_COLUMNS, N_FOLLOW_FEATURES, follow_features
 from nertz_env.agents._judge import cycle_useful, race_cards, soon_in_reach, soon_playable, useful
 from nertz_env.agents._kernels import read_stock, read_top, read_tops, read_waste, read_work
 from nertz_env.agents._search import lookahead_depth, pick_moves, score_moves
@@ -77,9 +78,9 @@ N_FEATURES = 36  # the columns every move-scoring policy reads
 N_CYCLE_FEATURES = 44  # with the stock-cycle columns (``ActionFeatures(cycle=True)``)
 CYCLE_COLUMNS = tuple(range(N_FEATURES, N_CYCLE_FEATURES))
 N_OPPONENT_FEATURES = 47  # with the opponent columns (``ActionFeatures(opponent=True)``; the cycle ones zero without)
-# With ``identity``: one more column per card (0-51), 1 on the card a move takes (the bottom card of a block).
-N_IDENTITY_FEATURES = N_OPPONENT_FEATURES + 52  # the cycle and opponent columns zero unless asked for
+N_IDENTITY_FEATURES = N_OPPONENT_FEATURES + 52  # with ``identity``: 1 on the card (0-51) a move takes
 IDENTITY_COLUMNS = tuple(range(N_OPPONENT_FEATURES, N_IDENTITY_FEATURES))
+assert FIRST_FOLLOW_COLUMN == N_IDENTITY_FEATURES  # with ``follow``: agents._follow's columns come next
 OPPONENT_COLUMNS = (F_SOON_MINE, F_BURIES_SOON, F_FEEDS)
 LOOKAHEAD_COLUMNS = (F_LOOKAHEAD, F_LOOKAHEAD_GAP, F_SHOULD_CALL)
 # Named groups of columns, each column in exactly one, for ablations: a policy trained and played
@@ -98,6 +99,7 @@ FEATURE_GROUPS: dict[str, tuple[int, ...]] = {
     "cycle": CYCLE_COLUMNS,  # the stock cycle (zero anyway without cycle)
     "opponents": OPPONENT_COLUMNS,  # what the opponents' cards in reach do (zero anyway without opponent)
     "identity": IDENTITY_COLUMNS,  # which card is moved (zero anyway without identity)
+    "follow": FOLLOW_COLUMNS,  # what another work pile may do next onto the card laid (zero anyway without follow)
 }  # fmt: skip
 
 
@@ -262,13 +264,11 @@ def _cycle_features(f, kind, src, nertz_top, waste, w, stock, k, n_draw, work, w
 @njit(cache=True)
 def fill_features(
     obs, masks, table, off, cfg, params, rows_single, ww_row, rows_eval, n_nertz, lookahead, cycle, opponent,
-    identity, feats, choice,
+    identity, follow, feats, choice,
 ):
     """``feats[k]``: the features of the ``k``-th legal (row, action) pair in row-major order; the
-    ``LOOKAHEAD_COLUMNS`` are computed only with ``lookahead`` (else they stay zero), and then
-    ``choice[row]`` is what the ``heuristic`` of ``params`` plays (the same search, picked by
-    ``agents._search.pick_moves``); the ``CYCLE_COLUMNS``, ``OPPONENT_COLUMNS`` and ``IDENTITY_COLUMNS``
-    only with ``cycle``, ``opponent`` and ``identity`` (``feats`` is ``ActionFeatures.width`` wide)."""
+    ``LOOKAHEAD_COLUMNS`` only with ``lookahead``, and then ``choice[row]`` is what the ``heuristic``
+    of ``params`` plays (``agents._search.pick_moves``); the columns of each later flag only with it."""
     n_rows, n_actions = masks.shape
     n_work, n_players, block = off[O_WORK_PILES], off[O_PLAYERS], off[O_BLOCK]
     values = np.empty((n_rows, n_actions), np.float64)
@@ -336,6 +336,8 @@ def fill_features(
                 _opponent_features(f, kind, dst, card, waste_top, work, work_len, tops, contested, soon_mine)
             if identity and card >= 0:
                 f[N_OPPONENT_FEATURES + card] = 1.0
+            if follow and kind == TO_WORK:
+                follow_features(f, src, dst, n, nertz_top, waste, waste_len, work, work_len, tops, cfg)
             if cycle:
                 _cycle_features(f, kind, src, nertz_top, waste, waste_len, stock, known, n_draw, work, work_len, tops,
                                 after, before, buf)  # fmt: skip
@@ -350,7 +352,8 @@ class ActionFeatures:
     ``FEATURE_GROUPS`` whose columns are zeroed after filling (an ablation); the search behind
     ``choice`` is unaffected. ``cycle`` adds the ``CYCLE_COLUMNS`` (``width`` is then
     ``N_CYCLE_FEATURES``, else ``N_FEATURES``); ``opponent`` adds the ``OPPONENT_COLUMNS`` (``width``
-    ``N_OPPONENT_FEATURES``), ``identity`` the ``IDENTITY_COLUMNS`` (``width`` ``N_IDENTITY_FEATURES``)."""
+    ``N_OPPONENT_FEATURES``), ``identity`` the ``IDENTITY_COLUMNS`` (``N_IDENTITY_FEATURES``), ``follow``
+    the ``FOLLOW_COLUMNS`` (``N_FOLLOW_FEATURES``; each set adds its columns, those before zero unless asked)."""
 
     def __init__(
         self,
@@ -360,13 +363,14 @@ class ActionFeatures:
         cycle: bool = False,
         opponent: bool = False,
         identity: bool = False,
+        follow: bool = False,
     ):
         from nertz_env.agents.heuristic import DEFAULTS, HeuristicAgent
 
         self.cycle = bool(cycle)
-        self.opponent, self.identity = bool(opponent), bool(identity)
-        widths = (N_IDENTITY_FEATURES, N_OPPONENT_FEATURES, N_CYCLE_FEATURES, N_FEATURES)
-        self.width = widths[[self.identity, self.opponent, self.cycle, True].index(True)]
+        self.opponent, self.identity, self.follow = bool(opponent), bool(identity), bool(follow)
+        widths = (N_FOLLOW_FEATURES, N_IDENTITY_FEATURES, N_OPPONENT_FEATURES, N_CYCLE_FEATURES, N_FEATURES)
+        self.width = widths[[self.follow, self.identity, self.opponent, self.cycle, True].index(True)]
         self.drop_features = feature_groups(drop_features)  # the group names, once each, in the order given
         self.dropped_columns = [c for c in feature_columns(self.drop_features) if c < self.width]
         self.depth = lookahead_depth(lookahead, DEFAULTS["depth"])
@@ -391,7 +395,7 @@ class ActionFeatures:
         choice = np.full(len(obs), -1, np.int64)
         fill_features(
             obs, masks, self.table, self.offsets, self.cfg, self.params, *self._rows, self.lookahead, self.cycle,
-            self.opponent, self.identity, feats, choice,
+            self.opponent, self.identity, self.follow, feats, choice,
         )  # fmt: skip
         if self.dropped_columns:
             feats[:, self.dropped_columns] = 0.0

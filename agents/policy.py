@@ -174,17 +174,17 @@ def build_scorer(
     cycle: bool = False,
     opponent: bool = False,
     identity: bool = False,
+    follow: bool = False,
 ):
     """The move-scoring actor-critic: ``logit[a] = head(relu(state(obs) + move(features[a]) + embed[a]))``
     over the legal moves only, the value from the state summary alone.
 
-    ``forward(obs, mask)`` computes the features itself (numba, on the CPU), so a loaded policy
-    plays from observations; the trainer, which keeps the features of its rollouts, calls
-    ``score(obs, rows, actions, feats)`` with the pairs of ``agents.features.ActionFeatures``.
+    ``forward(obs, mask)`` computes the features itself (numba, on the CPU), so a loaded policy plays
+    from observations; the trainer calls ``score(obs, rows, actions, feats)`` with its rollouts' pairs.
     ``lookahead`` is the depth of the ``heuristic``'s look-ahead in the features (``True``: its default
     depth; ``False`` or 0: none). ``drop_features`` names ``agents.features.FEATURE_GROUPS`` zeroed in
     every feature vector (an ablation); ``cycle`` adds the stock-cycle columns (``CYCLE_COLUMNS``),
-    ``opponent`` the opponent ones (``OPPONENT_COLUMNS``), ``identity`` the moved card's."""
+    ``opponent`` the opponent ones (``OPPONENT_COLUMNS``), ``identity`` the moved card's, ``follow`` the follow-ups'."""
     torch = _torch()
     nn = torch.nn
     from nertz_env.actions import ActionCatalogue
@@ -197,8 +197,8 @@ def build_scorer(
     class MoveScorer(nn.Module):
         def __init__(self):
             super().__init__()
-            self.features = ActionFeatures(config, lookahead, drop_features, cycle, opponent, identity)
-            self.cycle, self.opponent, self.identity = (bool(x) for x in (cycle, opponent, identity))  # saved
+            self.features = ActionFeatures(config, lookahead, drop_features, cycle, opponent, identity, follow)
+            self.cycle, self.opponent, self.identity, self.follow = map(bool, (cycle, opponent, identity, follow))
             self.lookahead = self.features.depth  # saved as the depth (0: none)
             self.drop_features = self.features.drop_features  # saved as the group names
             self.n_actions = n_actions
@@ -266,7 +266,7 @@ def save_policy(path: str | Path, network, config: NertzConfig, hidden: tuple[in
         "drop_features": list(getattr(network, "drop_features", ())),
         "cycle": bool(getattr(network, "cycle", False)),
         "opponent": bool(getattr(network, "opponent", False)),
-        "identity": bool(getattr(network, "identity", False)),
+        **{name: bool(getattr(network, name, False)) for name in ("identity", "follow")},
         "state_dict": {k: v.detach().cpu() for k, v in network.state_dict().items()},
         "extra": extra or {},
     }
@@ -296,7 +296,7 @@ def load_network(path: str | Path):
     if blob["format"] == FORMAT:
         dropped = tuple(blob.get("drop_features") or ())  # files from before the settings drop none, no cycle
         net = build_scorer(config, tuple(blob["hidden"]), blob["action_hidden"], blob.get("lookahead"), dropped,
-                           bool(blob.get("cycle")), bool(blob.get("opponent")), bool(blob.get("identity")))  # fmt: skip
+                           *(bool(blob.get(name)) for name in ("cycle", "opponent", "identity", "follow")))  # fmt: skip
     else:
         from nertz_env.actions import ActionCatalogue
 

@@ -1,7 +1,7 @@
 """The card identity columns of ``agents.features`` (``ActionFeatures(identity=True)``): one column
 per card, 1 on the card a move takes (the bottom card of a block; none for WAIT, DRAW and CALL),
 on an exact table (R10 fixed deal); that they add columns without changing the others; and that
-a policy saves and loads them (and the opponent columns), and ``--init-policy`` refuses a network
+a policy saves and loads them (and the opponent and follow-up columns), and ``--init-policy`` refuses a network
 that differs in them."""
 
 from __future__ import annotations
@@ -75,7 +75,10 @@ def test_identity_alone_leaves_the_cycle_and_opponent_columns_zero():
     assert (dropped(game.obs[:1], game.masks[:1])[2][:, list(F.IDENTITY_COLUMNS)] == 0).all()
 
 
-@pytest.mark.parametrize(("flag", "width"), [("opponent", F.N_OPPONENT_FEATURES), ("identity", F.N_IDENTITY_FEATURES)])
+@pytest.mark.parametrize(
+    ("flag", "width"),
+    [("opponent", F.N_OPPONENT_FEATURES), ("identity", F.N_IDENTITY_FEATURES), ("follow", F.N_FOLLOW_FEATURES)],
+)
 def test_a_policy_saves_and_loads_its_columns_and_is_refused_as_a_start_without_them(tmp_path, flag, width):
     from training.init_policy import start_from
 

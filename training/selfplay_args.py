@@ -52,6 +52,7 @@ class Args:
     cycle_features: bool = arg(False, "also give the network the stock-cycle columns (agents.features.CYCLE_COLUMNS)")
     opponent_features: bool = arg(False, "also give it the opponent columns (agents.features.OPPONENT_COLUMNS)")
     identity_features: bool = arg(False, "also give it the moved card's identity (agents.features.IDENTITY_COLUMNS)")
+    follow_features: bool = arg(False, "also give it what may follow onto a card laid on a work pile (FOLLOW_COLUMNS)")
     central_critic: bool = arg(
         False, "advantages from a critic that also sees the hidden cards (training.central_critic)"
     )
@@ -97,7 +98,8 @@ PER_CALL = {"resume", "stop_after", "progress"}  # on resume: this invocation's 
 # Flags added after runs were saved, with the value those runs trained with: a checkpoint
 # without the flag resumes as it began.
 BEFORE_FLAG = {"sampler": "catalogue", "central_critic": False, "critic_lr": 0.0, "nertz_bonus": 0.0,
-               "opponent_features": False, "identity_features": False}  # fmt: skip
+               "opponent_features": False, "identity_features": False,
+               "follow_features": False}  # fmt: skip
 
 
 def check_args(args: Args) -> None:
