@@ -43,6 +43,8 @@ SHIPPED_POLICIES = {"ppo": (SHIPPED, False), "ppo-league": (SHIPPED.with_name("p
                     "ppo-search": (SHIPPED_SEARCH, True)}  # fmt: skip
 # Who decides R4.6's call: the network ("policy"), or the heuristic's rules of that name.
 CALL_RULES = ("policy", "ahead", "safe", "now")
+# The ActionFeatures column flags a saved policy records (a file written before a flag reads as without it).
+COLUMN_FLAGS = ("cycle", "opponent", "identity", "follow")
 FORMAT = "nertz-selfplay-v2"
 FORMATS = ("nertz-selfplay-v1", FORMAT)
 
@@ -264,9 +266,7 @@ def save_policy(path: str | Path, network, config: NertzConfig, hidden: tuple[in
         "action_hidden": action_hidden,
         "lookahead": getattr(network, "lookahead", None),
         "drop_features": list(getattr(network, "drop_features", ())),
-        "cycle": bool(getattr(network, "cycle", False)),
-        "opponent": bool(getattr(network, "opponent", False)),
-        **{name: bool(getattr(network, name, False)) for name in ("identity", "follow")},
+        **{name: bool(getattr(network, name, False)) for name in COLUMN_FLAGS},
         "state_dict": {k: v.detach().cpu() for k, v in network.state_dict().items()},
         "extra": extra or {},
     }
@@ -296,7 +296,7 @@ def load_network(path: str | Path):
     if blob["format"] == FORMAT:
         dropped = tuple(blob.get("drop_features") or ())  # files from before the settings drop none, no cycle
         net = build_scorer(config, tuple(blob["hidden"]), blob["action_hidden"], blob.get("lookahead"), dropped,
-                           *(bool(blob.get(name)) for name in ("cycle", "opponent", "identity", "follow")))  # fmt: skip
+                           *(bool(blob.get(name)) for name in COLUMN_FLAGS))  # fmt: skip
     else:
         from nertz_env.actions import ActionCatalogue
 

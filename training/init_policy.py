@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from nertz_env.agents.policy import load_network
+from nertz_env.agents.policy import COLUMN_FLAGS, load_network
 from nertz_env.config import NertzConfig
 
 
@@ -14,7 +14,7 @@ def inputs_of(net: torch.nn.Module) -> tuple[int, tuple[str, ...], bool, bool, b
     it drops, and whether it reads the cycle, the opponent, the card identity and the follow-up
     columns (networks saved before a setting read as without it)."""
     return (getattr(net, "lookahead", 0) or 0, tuple(getattr(net, "drop_features", ())),
-            *(bool(getattr(net, name, False)) for name in ("cycle", "opponent", "identity", "follow")))  # fmt: skip
+            *(bool(getattr(net, name, False)) for name in COLUMN_FLAGS))  # fmt: skip
 
 
 def same_network(a: torch.nn.Module, b: torch.nn.Module) -> bool:
