@@ -17,14 +17,13 @@ name refuses a file of the other kind. It also records the feature groups traine
 
 >>> ppo = agents.make("ppo"); mine = agents.make("policy", path="runs/x/policy.pt")  # doctest: +SKIP
 
-torch is imported here only, so the scripted agents and the envs never need it.
+torch is imported here and in ``agents._scorer`` (the move-scoring network, imported when one is built)
+only, so the scripted agents and the envs never need it.
 """
 
 from __future__ import annotations
 
 import pickle
-import warnings
-import weakref
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +42,9 @@ SHIPPED_POLICIES = {"ppo": (SHIPPED, False), "ppo-league": (SHIPPED.with_name("p
                     "ppo-search": (SHIPPED_SEARCH, True)}  # fmt: skip
 # Who decides R4.6's call: the network ("policy"), or the heuristic's rules of that name.
 CALL_RULES = ("policy", "ahead", "safe", "now")
-# The ActionFeatures column flags a saved policy records (a file written before a flag reads as without it).
-COLUMN_FLAGS = ("cycle", "opponent", "identity", "follow")
+# What a saved policy reads besides the observation, each a flag of build_scorer after drop_features: the
+# ActionFeatures column flags, then the afterstate summaries (a file written before a flag reads as without it).
+INPUT_FLAGS = ("cycle", "opponent", "identity", "follow", "afterstate")
 FORMAT = "nertz-selfplay-v2"
 FORMATS = ("nertz-selfplay-v1", FORMAT)
 
@@ -57,18 +57,11 @@ def _torch():
     return torch
 
 
-def _orthogonal(nn, gain: float, *layers) -> None:
-    """Orthogonal weights of ``gain`` and zero biases for the ``nn.Linear`` among ``layers``, in order."""
-    for m in layers:
-        if isinstance(m, nn.Linear):
-            nn.init.orthogonal_(m.weight, gain)
-            nn.init.zeros_(m.bias)
-
-
 def build_network(obs_dim: int, n_actions: int, high: np.ndarray, hidden: tuple[int, ...] = (256, 256)):
     """The actor-critic MLP: observations scaled by the layout's ``high`` into [0, 1]."""
     torch = _torch()
     nn = torch.nn
+    from nertz_env.agents._scorer import orthogonal
 
     class ActorCritic(nn.Module):
         def __init__(self):
@@ -82,9 +75,9 @@ def build_network(obs_dim: int, n_actions: int, high: np.ndarray, hidden: tuple[
             self.body = nn.Sequential(*layers)
             self.policy_head = nn.Linear(size, n_actions)
             self.value_head = nn.Linear(size, 1)
-            _orthogonal(nn, np.sqrt(2), *self.body)
-            _orthogonal(nn, 0.01, self.policy_head)
-            _orthogonal(nn, 1.0, self.value_head)
+            orthogonal(np.sqrt(2), *self.body)
+            orthogonal(0.01, self.policy_head)
+            orthogonal(1.0, self.value_head)
 
         def forward(self, obs, mask):
             """Masked logits (illegal actions at a large negative number) and values."""
@@ -93,78 +86,6 @@ def build_network(obs_dim: int, n_actions: int, high: np.ndarray, hidden: tuple[
             return logits, self.value_head(z).squeeze(-1)
 
     return ActorCritic()
-
-
-def _sparse_layer(torch):
-    """The autograd function of a linear layer over sparse inputs: the forward sums the weight rows
-    of the nonzero entries (``embedding_bag``), the backward multiplies the transposed input, kept
-    as CSR, by the output's gradient (the weight's gradient; the input takes none)."""
-
-    class SparseFirstLayer(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, weight_t, idx, vals, offsets, xt):
-            ctx.xt = xt
-            return torch.nn.functional.embedding_bag(
-                idx, weight_t, offsets, mode="sum", per_sample_weights=vals, include_last_offset=True
-            )
-
-        @staticmethod
-        def backward(ctx, grad):
-            return torch.sparse.mm(ctx.xt, grad.contiguous()), None, None, None, None
-
-    return SparseFirstLayer
-
-
-def sparse_input(obs: np.ndarray, scale: np.ndarray, transposed: bool):
-    """``(idx, vals, offsets, xt)``: the nonzero entries of ``obs[n, D]`` (int8) times ``scale``, row
-    by row (``agents._kernels.sparse_observations``), and with ``transposed`` their transpose as a
-    CSR tensor ``[D, n]`` (else None)."""
-    torch = _torch()
-    from nertz_env.agents._kernels import sparse_observations
-
-    obs = np.ascontiguousarray(obs)
-    n, d = obs.shape
-    nnz = int(np.count_nonzero(obs))
-    idx, trow = np.empty(nnz, np.int64), np.empty(nnz, np.int64)
-    vals, tval = np.empty(nnz, np.float32), np.empty(nnz, np.float32)
-    offsets, crow = np.empty(n + 1, np.int64), np.empty(d + 1, np.int64)
-    sparse_observations(obs, scale, idx, vals, offsets, crow, trow, tval)
-    xt = None
-    if transposed:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", "Sparse CSR tensor support is in beta", UserWarning)
-            xt = torch.sparse_csr_tensor(torch.from_numpy(crow), torch.from_numpy(trow), torch.from_numpy(tval),
-                                         size=(d, n), check_invariants=False)  # fmt: skip
-    return torch.from_numpy(idx), torch.from_numpy(vals), torch.from_numpy(offsets), xt
-
-
-def _summary(torch, sparse_layer, body, scale, obs):
-    """``body(obs * scale)``; for int8 observations on the CPU the first layer sums the weights of
-    the nonzero entries only (``sparse_layer``), the same function at a fraction of the cost."""
-    if obs.device.type != "cpu" or obs.dtype != torch.int8:
-        return body(obs.float() * scale)
-    first = body[0]
-    grad = torch.is_grad_enabled() and first.weight.requires_grad
-    idx, vals, offsets, xt = sparse_input(obs.numpy(), scale.numpy(), grad)
-    weight_t = first.weight.t().contiguous() if grad else _transposed(first.weight)
-    return body[1:](sparse_layer.apply(weight_t, idx, vals, offsets, xt) + first.bias)
-
-
-_TRANSPOSED: dict[int, tuple[Any, int, Any]] = {}  # id(weight): (weakref to it, its version, weight.t())
-
-
-def _transposed(weight):
-    """``weight.t().contiguous()`` for calls without gradients (rollouts, opponents, evaluation),
-    copied once per change of the weight instead of on every call: kept with the tensor's version
-    counter, which every in-place change (an optimiser step, ``load_state_dict``) advances."""
-    kept = _TRANSPOSED.get(id(weight))
-    if kept is not None and kept[0]() is weight and kept[1] == weight._version:
-        return kept[2]
-    if len(_TRANSPOSED) >= 64:  # weights of networks long gone
-        _TRANSPOSED.clear()
-    weight_t = weight.detach().t().contiguous()
-    _TRANSPOSED[id(weight)] = (weakref.ref(weight), weight._version, weight_t)
-    return weight_t
 
 
 def build_scorer(
@@ -177,9 +98,12 @@ def build_scorer(
     opponent: bool = False,
     identity: bool = False,
     follow: bool = False,
+    afterstate: bool = False,
 ):
     """The move-scoring actor-critic: ``logit[a] = head(relu(state(obs) + move(features[a]) + embed[a]))``
-    over the legal moves only, the value from the state summary alone.
+    over the legal moves only, the value from the state summary alone. With ``afterstate``, also
+    ``+ after(state(obs after a))``: the same summary of the layout the move leads to
+    (``agents._afterstate``), one more summary per legal move.
 
     ``forward(obs, mask)`` computes the features itself (numba, on the CPU), so a loaded policy plays
     from observations; the trainer calls ``score(obs, rows, actions, feats)`` with its rollouts' pairs.
@@ -187,66 +111,11 @@ def build_scorer(
     depth; ``False`` or 0: none). ``drop_features`` names ``agents.features.FEATURE_GROUPS`` zeroed in
     every feature vector (an ablation); ``cycle`` adds the stock-cycle columns (``CYCLE_COLUMNS``),
     ``opponent`` the opponent ones (``OPPONENT_COLUMNS``), ``identity`` the moved card's, ``follow`` the follow-ups'."""
-    torch = _torch()
-    nn = torch.nn
-    from nertz_env.actions import ActionCatalogue
-    from nertz_env.agents.features import ActionFeatures
+    _torch()  # the error that names the extra, before the module that needs torch
+    from nertz_env.agents._scorer import MoveScorer
 
-    layout = ObservationLayout(config)
-    n_actions = len(ActionCatalogue(config))
-    SparseFirstLayer = _sparse_layer(torch)
-
-    class MoveScorer(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.features = ActionFeatures(config, lookahead, drop_features, cycle, opponent, identity, follow)
-            self.cycle, self.opponent, self.identity, self.follow = map(bool, (cycle, opponent, identity, follow))
-            self.lookahead = self.features.depth  # saved as the depth (0: none)
-            self.drop_features = self.features.drop_features  # saved as the group names
-            self.n_actions = n_actions
-            high = np.maximum(layout.high.astype(np.float32), 1)
-            self.register_buffer("scale", torch.as_tensor(1.0 / high, dtype=torch.float32))
-            layers: list[nn.Module] = []
-            size = layout.size
-            for h in hidden:
-                layers += [nn.Linear(size, h), nn.ReLU(inplace=True)]
-                size = h
-            self.body = nn.Sequential(*layers)
-            self.value_head = nn.Linear(size, 1)
-            self.state_in = nn.Linear(size, action_hidden)
-            self.move_in = nn.Linear(self.features.width, action_hidden)
-            self.embed = nn.Embedding(n_actions, action_hidden)
-            self.move_mid = nn.Linear(action_hidden, action_hidden)
-            self.move_out = nn.Linear(action_hidden, 1)
-            _orthogonal(nn, np.sqrt(2), *self.body, self.state_in, self.move_in, self.move_mid)
-            nn.init.normal_(self.embed.weight, std=0.1)
-            _orthogonal(nn, 0.01, self.move_out)
-            _orthogonal(nn, 1.0, self.value_head)
-
-        def summary(self, obs):
-            """The observation summary ``body(obs * scale)`` (``_summary``)."""
-            return _summary(torch, SparseFirstLayer, self.body, self.scale, obs)
-
-        def pair_scores(self, obs, rows, actions, feats):
-            """The logit of each (row, move) pair given ``[K]`` and the values ``[n]``."""
-            z = self.summary(obs)
-            h = torch.relu(self.state_in(z)[rows] + self.move_in(feats) + self.embed(actions))
-            return self.move_out(torch.relu(self.move_mid(h))).squeeze(-1), self.value_head(z).squeeze(-1)
-
-        def score(self, obs, rows, actions, feats):
-            """Masked logits ``[n, N]`` (-1e8 off the pairs given) and values ``[n]``."""
-            scores, value = self.pair_scores(obs, rows, actions, feats)
-            logits = torch.full((obs.shape[0], self.n_actions), -1e8, dtype=scores.dtype, device=scores.device)
-            return logits.index_put((rows, actions), scores), value
-
-        def forward(self, obs, mask):
-            rows, actions, feats = self.features(obs.cpu().numpy(), mask.cpu().numpy())
-            dev = obs.device
-            return self.score(
-                obs, torch.from_numpy(rows).to(dev), torch.from_numpy(actions).to(dev), torch.from_numpy(feats).to(dev)
-            )
-
-    return MoveScorer()
+    flags = (cycle, opponent, identity, follow, afterstate)
+    return MoveScorer(config, hidden, action_hidden, lookahead, drop_features, *flags)
 
 
 def save_policy(path: str | Path, network, config: NertzConfig, hidden: tuple[int, ...], extra: dict | None = None,
@@ -266,7 +135,7 @@ def save_policy(path: str | Path, network, config: NertzConfig, hidden: tuple[in
         "action_hidden": action_hidden,
         "lookahead": getattr(network, "lookahead", None),
         "drop_features": list(getattr(network, "drop_features", ())),
-        **{name: bool(getattr(network, name, False)) for name in COLUMN_FLAGS},
+        **{name: bool(getattr(network, name, False)) for name in INPUT_FLAGS},
         "state_dict": {k: v.detach().cpu() for k, v in network.state_dict().items()},
         "extra": extra or {},
     }
@@ -296,7 +165,7 @@ def load_network(path: str | Path):
     if blob["format"] == FORMAT:
         dropped = tuple(blob.get("drop_features") or ())  # files from before the settings drop none, no cycle
         net = build_scorer(config, tuple(blob["hidden"]), blob["action_hidden"], blob.get("lookahead"), dropped,
-                           *(bool(blob.get(name)) for name in COLUMN_FLAGS))  # fmt: skip
+                           *(bool(blob.get(name)) for name in INPUT_FLAGS))  # fmt: skip
     else:
         from nertz_env.actions import ActionCatalogue
 

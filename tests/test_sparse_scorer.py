@@ -9,8 +9,9 @@ import pytest
 torch = pytest.importorskip("torch", reason="the trained policies need torch (the training extra)")
 
 from nertz_env import NertzConfig  # noqa: E402
+from nertz_env.agents._scorer import sparse_input  # noqa: E402
 from nertz_env.agents.features import ActionFeatures  # noqa: E402
-from nertz_env.agents.policy import build_scorer, sparse_input  # noqa: E402
+from nertz_env.agents.policy import build_scorer  # noqa: E402
 from nertz_env.training.selfplay_ppo import _pair_log_softmax, _pair_of, draw, sample_pairs  # noqa: E402
 from nertz_env.vector import NertzVectorEnv  # noqa: E402
 
@@ -75,7 +76,7 @@ def test_pair_softmax_matches_the_masked_softmax_over_the_catalogue(batch):
 
 def test_the_kept_transposed_weight_follows_every_change_of_the_weight():
     """No-grad calls reuse the first layer's transposed copy only while the weight is unchanged."""
-    from nertz_env.agents.policy import _transposed
+    from nertz_env.agents._scorer import _transposed
 
     net = build_scorer(NertzConfig(num_players=2), lookahead=False)
     w = net.body[0].weight

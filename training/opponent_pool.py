@@ -92,11 +92,12 @@ class Opponents:
     def act_games(self, opponent: np.ndarray, obs: np.ndarray, masks: np.ndarray, device) -> np.ndarray:
         """``[games, seats]``: the moves of the pool's seats, game ``g`` played by ``opponent[g]``
         (``obs`` and ``masks`` ``[games, seats, ...]``). With the ``pairs`` sampler every snapshot
-        plays in one pass (``StackedSnapshots``); with ``catalogue``, one call per opponent, in
-        order, as before that sampler existed (the same draws)."""
+        plays in one pass (``StackedSnapshots``); with ``catalogue``, or snapshots that read
+        afterstates, one call per opponent, in order (``catalogue``: the draws of runs before ``pairs``)."""
         games, seats = opponent.shape[0], obs.shape[1]
         out = np.empty((games, seats), np.int64)
-        together = (opponent >= len(self.scripted)) & (self.sampler == "pairs")  # the snapshots' games
+        stackable = self.sampler == "pairs" and not (self.snapshots and getattr(self.snapshots[0], "afterstate", False))
+        together = (opponent >= len(self.scripted)) & stackable  # the snapshots' games
         for who in np.unique(opponent[~together]):
             held = opponent == who
             acts = self.act(int(who), obs[held].reshape(-1, obs.shape[-1]), masks[held].reshape(-1, masks.shape[-1]),

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from nertz_env.agents.policy import sparse_input
+from nertz_env.agents._scorer import sparse_input
 
 
 def _stacked(layers: Sequence[torch.nn.Linear]) -> tuple[torch.Tensor, torch.Tensor]:
