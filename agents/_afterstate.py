@@ -10,7 +10,7 @@ work piles hold other cards, a foundation card marks the viewer's ``foundation``
 shared ``foundation_tops``. A move whose outcome the viewer cannot see (WAIT, DRAW, CALL) changes
 nothing here; nor do the progress counters (R5), which the engine keeps per tick.
 
->>> changes = afterstate_changes(obs, rows, actions, table, offsets, cfg)  # doctest: +SKIP
+>>> idx, val, starts = afterstate_changes(obs, rows, actions, table, observation_offsets(config))  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -83,8 +83,10 @@ def _source_changes(off, src, card, waste, w, idx, val, m) -> int:
 
 @njit(cache=True)
 def fill_afterstate_changes(obs, rows, actions, table, off, idx, val, starts) -> int:
-    """Pair ``k`` (move ``actions[k]`` of row ``rows[k]``, legal there; rows sorted) changes the
-    entries ``idx[starts[k]:starts[k + 1]]`` of its row by ``val[...]`` (raw observation units)."""
+    """Pair ``k`` (move ``actions[k]`` of row ``rows[k]``, legal there) changes the entries
+    ``idx[starts[k]:starts[k + 1]]`` of its row by ``val[...]`` (raw observation units). A row's
+    piles are read once for each run of its pairs, so pairs grouped by row (``np.nonzero``'s order)
+    read each row once."""
     n_work = off[O_WORK_PILES]
     work, work_len = np.zeros((n_work, 13), np.int64), np.zeros(n_work, np.int64)
     after, after_len = np.zeros((n_work, 13), np.int64), np.zeros(n_work, np.int64)
@@ -127,8 +129,7 @@ def fill_afterstate_changes(obs, rows, actions, table, off, idx, val, starts) ->
 
 def afterstate_changes(obs, rows, actions, table, off) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(idx, val, starts)``: pair ``k`` changes observation entries ``idx[starts[k]:starts[k+1]]``
-    of row ``rows[k]`` by ``val[...]`` (``fill_afterstate_changes``); ``rows`` sorted, as
-    ``np.nonzero`` of the masks gives them."""
+    of row ``rows[k]`` by ``val[...]`` (``fill_afterstate_changes``)."""
     n = len(rows)
     idx, val = np.empty(n * MAX_CHANGES, np.int64), np.empty(n * MAX_CHANGES, np.float32)
     starts = np.empty(n + 1, np.int64)

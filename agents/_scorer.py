@@ -4,8 +4,8 @@ of its observation summary over sparse inputs.
 An observation (R9) is a long int8 vector that is mostly zero, so the first linear layer sums the
 weight rows of its nonzero entries (``embedding_bag``) instead of multiplying the whole vector; a
 move's afterstate (``agents._afterstate``) changes a few entries more, and its first layer is that
-of the observation plus the weight rows of the changed entries. torch is imported here, and this
-module only from ``agents.policy`` when a network is built, so the envs never need torch.
+of the observation plus the weight rows of the changed entries. torch is imported here; the agents
+import this module only when a network is built (``agents.policy``), so the envs never need torch.
 """
 
 from __future__ import annotations
@@ -157,19 +157,17 @@ class MoveScorer(nn.Module):
         """``(z, after)``: the observation summaries ``[n, width]`` and those of each pair's
         afterstate ``[K, width]``, whose first layer is the observation's plus the change."""
         pre = first_layer(self.body[0], self.scale, obs)
-        changes = afterstate_changes(obs.cpu().numpy().astype(np.int8, copy=False), rows.cpu().numpy(),
-                                     actions.cpu().numpy(), self.features.table, self.features.offsets)  # fmt: skip
+        changes = afterstate_changes(obs.cpu().numpy(), rows.cpu().numpy(), actions.cpu().numpy(),
+                                     self.features.table, self.features.offsets)  # fmt: skip
         after = self.body[1:](pre[rows] + changed_first_layer(self.body[0], self.scale, *changes))
         return self.body[1:](pre), after
 
     def pair_scores(self, obs, rows, actions, feats):
         """The logit of each (row, move) pair given ``[K]`` and the values ``[n]``."""
-        if self.afterstate:
-            z, after = self.after_summaries(obs, rows, actions)
-            h = self.state_in(z)[rows] + self.move_in(feats) + self.embed(actions) + self.after_in(after)
-        else:
-            z = self.summary(obs)
-            h = self.state_in(z)[rows] + self.move_in(feats) + self.embed(actions)
+        z, after = self.after_summaries(obs, rows, actions) if self.afterstate else (self.summary(obs), None)
+        h = self.state_in(z)[rows] + self.move_in(feats) + self.embed(actions)
+        if after is not None:  # added last: the sum without it is the one before the option, bit for bit
+            h = h + self.after_in(after)
         h = torch.relu(h)
         return self.move_out(torch.relu(self.move_mid(h))).squeeze(-1), self.value_head(z).squeeze(-1)
 

@@ -27,8 +27,9 @@ RIVAL = make_deck(["KS", "QS", "2H"], ["TS", "9C", "8S", "7S"])
 def _unseen(config: NertzConfig) -> np.ndarray:
     """The entries an afterstate leaves as they were though the tick may change them: the Nertz
     card turned up under the moved one, and the progress counters (R5)."""
-    s = ObservationLayout(config).slices
-    keep = np.ones(ObservationLayout(config).size, bool)
+    layout = ObservationLayout(config)
+    s = layout.slices
+    keep = np.ones(layout.size, bool)
     for name in ("self.nertz_top", "since_progress", "stall_rotations"):
         keep[s[name]] = False
     return keep

@@ -52,16 +52,29 @@ def test_repeats_and_json_record_every_rate(tmp_path, capsys):
         main(["--json", str(tmp_path / "no" / "such" / "dir" / "p.json"), "--", *TINY])
 
 
-def test_the_catalogue_peer_times_the_same_updates_with_the_catalogue_sampler(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize(
+    ("peer", "extra", "label"),
+    [("catalogue", ["--sampler", "catalogue"], "catalogue sampler"),
+     ("afterstate", ["--afterstate", "false"], "without afterstates")],
+)  # fmt: skip
+def test_a_peer_times_the_same_updates_with_its_one_flag_changed(capsys, monkeypatch, peer, extra, label):
     from nertz_env.training import profile_selfplay
 
     seen = []
     monkeypatch.setattr(profile_selfplay, "profile", lambda argv, updates, dense: seen.append(list(argv)) or
                         {**dict.fromkeys(PARTS, 0.1), "decisions_per_s": 1000.0 * len(seen)})  # fmt: skip
-    main(["--updates", "1", "--peer", "catalogue", "--", *TINY])
-    assert seen == [TINY, [*TINY, "--sampler", "catalogue"]]
+    main(["--updates", "1", "--peer", peer, "--", *TINY])
+    assert seen == [TINY, [*TINY, *extra]]
     out = capsys.readouterr().out
-    assert "catalogue sampler: 2,000 decisions/s" in out and "ratio: 0.50x" in out
+    assert f"{label}: 2,000 decisions/s" in out and "ratio: 0.50x" in out
+
+
+def test_the_peer_flag_given_last_is_the_one_the_trainer_takes(tmp_path):
+    from nertz_env.training.train_selfplay import start
+
+    for last in ("false", "true"):
+        flags = [*TINY, "--run-dir", str(tmp_path), "--afterstate", "true", "--afterstate", last]
+        assert start(flags)[0].afterstate is (last == "true")
 
 
 def test_a_run_is_profiled_from_its_checkpoint(tmp_path, monkeypatch):

@@ -90,3 +90,23 @@ def test_the_catalogue_sampler_draws_as_one_call_per_opponent(tables):
             logits, _ = pool.snapshots[who - 1](torch.from_numpy(o), torch.from_numpy(m))
         expected[held] = torch.distributions.Categorical(logits=logits).sample().numpy().reshape(-1, 3)
     np.testing.assert_array_equal(moves, expected)
+
+
+def test_snapshots_that_read_afterstates_are_refused_by_the_stack_and_played_one_by_one(tables):
+    from nertz_env.agents.policy import build_scorer
+
+    obs, masks = tables[0][:, 1:], tables[1][:, 1:]
+    torch.manual_seed(0)
+    nets = [build_scorer(NertzConfig(), (32, 16), 8, lookahead=False, afterstate=True).eval() for _ in range(2)]
+    with pytest.raises(ValueError, match="afterstates"):
+        StackedSnapshots(nets)
+    pool = _pool("pairs", nets)
+    opponent = np.array([2, 1, 0, 2, 2, 1, 0, 1, 2, 0, 1, 2])
+    torch.manual_seed(5)
+    moves = pool.act_games(opponent, obs, masks, "cpu")
+    assert pool._stacked is None and all(masks[g, s, moves[g, s]] for g in range(12) for s in range(3))
+    torch.manual_seed(5)
+    for who in np.unique(opponent):  # one call per opponent, in order: each snapshot's own network
+        held = opponent == who
+        o, m = obs[held].reshape(-1, obs.shape[-1]), masks[held].reshape(-1, masks.shape[-1])
+        np.testing.assert_array_equal(moves[held].reshape(-1), pool.act(int(who), o, m, "cpu"))

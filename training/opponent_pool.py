@@ -96,7 +96,7 @@ class Opponents:
         afterstates, one call per opponent, in order (``catalogue``: the draws of runs before ``pairs``)."""
         games, seats = opponent.shape[0], obs.shape[1]
         out = np.empty((games, seats), np.int64)
-        stackable = self.sampler == "pairs" and not (self.snapshots and getattr(self.snapshots[0], "afterstate", False))
+        stackable = self.sampler == "pairs" and all(map(StackedSnapshots.stacks, self.snapshots))
         together = (opponent >= len(self.scripted)) & stackable  # the snapshots' games
         for who in np.unique(opponent[~together]):
             held = opponent == who

@@ -8,7 +8,8 @@ updates after one warm-up, and prints the median over them of each share and of 
 ``--peer dense`` it also times the same updates with the observation summary's first layer as a
 dense matrix product (``agents.policy``'s former path) in the same run, for the ratio; with
 ``--peer catalogue``, the same updates with ``--sampler catalogue`` (rollouts drawing one number
-per catalogue entry, as runs did before the flag).
+per catalogue entry, as runs did before the flag); with ``--peer afterstate``, the same updates
+with ``--afterstate false`` (the trainer flags then ask for ``--afterstate true``).
 
     python -m training.profile_selfplay --updates 5 -- --lookahead-features false --bc-steps 0
 
@@ -74,8 +75,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--updates", type=int, default=5, help="updates timed after one warm-up (median over them)")
     parser.add_argument(
-        "--peer", choices=["none", "dense", "catalogue"], default="none",
-        help="also time the dense first layer, or the catalogue sampler, in the same run",
+        "--peer", choices=["none", "dense", "catalogue", "afterstate"], default="none",
+        help="also time the dense first layer, the catalogue sampler or the network without afterstates (same run)",
     )  # fmt: skip
     parser.add_argument("--repeats", type=int, default=1, help="profiles run (medians over them)")
     parser.add_argument("--json", type=output_file(), default=None, help="also write the figures to this JSON file")
@@ -86,7 +87,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             parser.error(f"--{name} {getattr(a, name)}: accepted an integer >= 1")
     flags = [f for f in a.trainer if f != "--"]
     peers = {"none": [], "dense": [("dense first layer", flags, True)],
-             "catalogue": [("catalogue sampler", [*flags, "--sampler", "catalogue"], False)]}  # fmt: skip
+             "catalogue": [("catalogue sampler", [*flags, "--sampler", "catalogue"], False)],
+             "afterstate": [("without afterstates", [*flags, "--afterstate", "false"], False)]}  # fmt: skip
     runs = [("this trainer", flags, False), *peers[a.peer]]
     results = {name: repeated(trainer_flags, a.updates, dense, a.repeats) for name, trainer_flags, dense in runs}
     print(f"torch threads {torch.get_num_threads()}, trainer flags: {' '.join(flags) or '(defaults)'}")
