@@ -51,3 +51,43 @@ def test_a_missing_or_foreign_report_is_one_line_error(tmp_path, capsys):
 def test_the_stored_table_reads_every_kept_report():
     rows = learning_results.table().splitlines()[2:]
     assert len(rows) == len(list(learning_results.FOLDER.glob("*.json"))) >= 3
+
+
+def test_the_research_log_holds_the_table_of_every_stored_report():
+    page = learning_results.PAGE.read_text()
+    assert learning_results.with_table(page, learning_results.table()) == page, (
+        "docs/research-log.md's table differs from docs/learning/: run "
+        "python -m nertz_env.training.learning_results --write docs/research-log.md"
+    )
+    assert learning_results.main(["--check", str(learning_results.PAGE)]) == 0
+
+
+def test_write_replaces_the_table_and_nothing_else(report, tmp_path, capsys):
+    folder = tmp_path / "kept"
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report))
+    learning_results.main(["--add", str(path), "--name", "greedy_3", "--note", "n", "--folder", str(folder)])
+    page = tmp_path / "log.md"
+    old = f"{learning_results.HEADER} old |\n|---|\n| stale | row |"
+    page.write_text(f"# Log\n\nBefore.\n\n{old}\n\nAfter.\n")
+    args = ["--folder", str(folder)]
+    assert learning_results.main([*args, "--check", str(page)]) == 1
+    assert "differs" in capsys.readouterr().err
+    assert learning_results.main([*args, "--write", str(page)]) == 0
+    text = page.read_text()
+    assert text == f"# Log\n\nBefore.\n\n{learning_results.table(folder)}\n\nAfter.\n"
+    assert "| greedy_3 | n |" in text and "stale" not in text
+    assert learning_results.main([*args, "--check", str(page)]) == 0
+
+
+def test_a_page_without_the_table_is_refused(tmp_path, capsys):
+    page = tmp_path / "log.md"
+    page.write_text("# no table here\n")
+    for flag in ("--write", "--check"):
+        with pytest.raises(SystemExit) as exc:
+            learning_results.main([flag, str(page)])
+        assert exc.value.code == 2 and "no table of learned players" in capsys.readouterr().err
+    assert page.read_text() == "# no table here\n"
+    with pytest.raises(SystemExit) as exc:
+        learning_results.main(["--check", str(tmp_path / "missing.md")])
+    assert exc.value.code == 2 and "missing.md" in capsys.readouterr().err

@@ -1,8 +1,11 @@
 """The table of the learned players measured against three ``heuristic:depth=3``, regenerated from
-the stored evaluation reports in ``docs/learning/`` (README, "Toward a player above the search").
+the stored evaluation reports in ``docs/learning/`` (``docs/research-log.md``, "The table of learned
+players").
 
     python -m nertz_env.training.learning_results --add REPORT.json --name NAME --note "..."
     python -m nertz_env.training.learning_results          # prints the table
+    python -m nertz_env.training.learning_results --write docs/research-log.md   # puts it in the page
+    python -m nertz_env.training.learning_results --check docs/research-log.md   # exit 1 if it differs
 
 ``--add`` keeps a harness report (``nertz eval ... --out REPORT.json``) without its per-hand
 records, under ``docs/learning/NAME.json`` with a note saying what was evaluated; the table has one
@@ -13,13 +16,17 @@ against each other seat's agent, with the 95% intervals over deals.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from nertz_env.cli_checks import USER_ERRORS, Parser
 
-FOLDER = Path(__file__).resolve().parent.parent / "docs" / "learning"
+ROOT = Path(__file__).resolve().parent.parent
+FOLDER = ROOT / "docs" / "learning"
+PAGE = ROOT / "docs" / "research-log.md"
+HEADER = "| run | what was evaluated | deals |"
 
 
 def slim(report: dict[str, Any], note: str) -> dict[str, Any]:
@@ -43,11 +50,25 @@ def row(name: str, report: dict[str, Any]) -> str:
 
 
 def table(folder: Path = FOLDER) -> str:
-    lines = ["| run | what was evaluated | deals | win share [95% CI] | paired score difference per deal vs each "
-             "opponent [95% CI] |", "|---|---|---|---|---|"]  # fmt: skip
+    lines = [f"{HEADER} win share [95% CI] | paired score difference per deal vs each opponent [95% CI] |",
+             "|---|---|---|---|---|"]  # fmt: skip
     for path in sorted(folder.glob("*.json")):
         lines.append(row(path.stem, json.loads(path.read_text())))
     return "\n".join(lines)
+
+
+def with_table(page: str, new_table: str) -> str:
+    """``page`` with its table of learned players (the contiguous ``|`` lines from the line that
+    starts with ``HEADER``) replaced by ``new_table``."""
+    lines = page.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(HEADER)), None)
+    if start is None:
+        raise ValueError(f"no table of learned players: no line starts with {HEADER!r}")
+    end = start
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    lines[start:end] = new_table.splitlines()
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -56,6 +77,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--name", help="its name in docs/learning/ (with --add)")
     ap.add_argument("--note", default="", help="what was evaluated (with --add)")
     ap.add_argument("--folder", default=str(FOLDER), help="where the reports are kept")
+    written = ap.add_mutually_exclusive_group()
+    written.add_argument("--write", metavar="PAGE", help="put the table into this page (e.g. docs/research-log.md)")
+    written.add_argument("--check", metavar="PAGE", help="exit 1 if the table in this page differs from the reports")
     args = ap.parse_args(argv)
     folder = Path(args.folder)
     if args.add:
@@ -67,7 +91,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             (folder / f"{args.name}.json").write_text(json.dumps(kept, indent=1))
         except USER_ERRORS as exc:  # a missing file, or one that is not JSON or not a harness report
             ap.error(f"--add {args.add}: {exc}")
-    print(table(folder))
+    page = args.write or args.check
+    if page is None:
+        print(table(folder))
+        return 0
+    try:
+        text = Path(page).read_text()
+        new = with_table(text, table(folder))
+    except USER_ERRORS as exc:  # a missing page, or one without the table
+        ap.error(f"--{'write' if args.write else 'check'} {page}: {exc}")
+    if args.write:
+        Path(page).write_text(new)
+        print(f"{page}: the table of {len(list(folder.glob('*.json')))} stored reports written")
+        return 0
+    if new != text:
+        print(f"{page}: its table differs from the reports in {folder}; run --write {page}", file=sys.stderr)
+        return 1
     return 0
 
 
