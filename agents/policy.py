@@ -7,12 +7,14 @@ move from its own features (``agents.features``) and a summary of the whole obse
 
 Three policies ship in ``agents/policies/`` (its README gives how each was trained and measured):
 ``ppo`` (``ppo.pt``) is the best *search-free* one, whose features read only the observation, each
-legal move's immediate effect and what the opponents' cards in reach are about to free, so a
-decision is one network forward pass; ``ppo-league`` (``ppo_league.pt``), the former ``ppo``,
+legal move's immediate effect (among them the ``heuristic``'s value of the table the move leaves,
+a depth-1 look-ahead: no move after it) and what the opponents' cards in reach are about to free,
+so a decision is one network forward pass; ``ppo-league`` (``ppo_league.pt``), the former ``ppo``,
 without the opponent columns, is the policy ``rollout`` searches with; ``ppo-search``
 (``ppo_search.pt``) also reads a depth-3 ``heuristic`` search of every legal move, so each of its
-decisions runs that search first. The file records its search depth (``"lookahead"``), and each
-name refuses a file of the other kind. It also records the feature groups trained zeroed (``"drop_features"``,
+decisions runs that search first. The file records its look-ahead depth (``"lookahead"``), and each
+name refuses a file of the other kind (``ppo`` and ``ppo-league`` read at most depth 1,
+``IMMEDIATE_EFFECT``). It also records the feature groups trained zeroed (``"drop_features"``,
 ``train_selfplay --drop-features``; none in older files): the loaded policy plays with them zeroed too.
 
 >>> ppo = agents.make("ppo"); mine = agents.make("policy", path="runs/x/policy.pt")  # doctest: +SKIP
@@ -37,6 +39,9 @@ from nertz_env.layout import ObservationLayout
 
 SHIPPED = Path(__file__).resolve().parent / "policies" / "ppo.pt"  # search-free
 SHIPPED_SEARCH = SHIPPED.with_name("ppo_search.pt")  # a depth-3 search at every decision
+# The deepest look-ahead a search-free policy reads: depth 1 plays each legal move once and scores
+# the table it leaves, the move's immediate effect, with no move after it.
+IMMEDIATE_EFFECT = 1
 # The shipped policies by agent name (the module doc): their file and whether their features search.
 SHIPPED_POLICIES = {"ppo": (SHIPPED, False), "ppo-league": (SHIPPED.with_name("ppo_league.pt"), False),
                     "ppo-search": (SHIPPED_SEARCH, True)}  # fmt: skip
@@ -271,12 +276,13 @@ def _shipped(name: str):
         if not path.exists():
             raise FileNotFoundError(f"the shipped policy {path} is missing; train one with training/train_selfplay.py")
         agent = PolicyAgent(path, config=config, seed=seed, **options)
-        if bool(agent.lookahead) != searches:
-            kind = f"runs a depth-{agent.lookahead} search at every decision" if agent.lookahead else "is search-free"
+        if (agent.lookahead > IMMEDIATE_EFFECT) != searches:
+            kind = (f"runs a depth-{agent.lookahead} search at every decision" if agent.lookahead > IMMEDIATE_EFFECT
+                    else "is search-free")  # fmt: skip
             raise ValueError(
                 f"{path} {kind}, but {name!r} names the {'search-using' if searches else 'search-free'} policy: "
-                "ship a policy trained with --lookahead-features false as ppo.pt ('ppo') and one that searches "
-                "as ppo_search.pt ('ppo-search')"
+                "ship a policy trained with --lookahead-features false, or --lookahead-depth 1 (each move's "
+                "immediate effect), as ppo.pt ('ppo') and one that searches deeper as ppo_search.pt ('ppo-search')"
             )
         return agent
 

@@ -37,8 +37,8 @@ COMPUTES = {
     "greedy": "a fixed priority over the legal moves",
     "heuristic": "depth-2 own-move search (every legal move, then every reply of its own)",
     "heuristic:depth=3": "depth-3 own-move search",
-    "ppo": "features of each legal move's immediate effect and of the opponents' cards in reach + one network "
-    "forward pass (no search)",
+    "ppo": "features of each legal move's immediate effect (the heuristic's depth-1 value of the table it leaves "
+    "among them) and of the opponents' cards in reach + one network forward pass (no search)",
     "ppo-league": "features of each legal move's immediate effect + one network forward pass (no search)",
     "ppo-search": "depth-3 own-move search (its features) + one network forward pass",
     "rollout": "3 candidates x 16 determinised play-outs of 8 ticks by ppo-league (4 seats), its critic at the end",
