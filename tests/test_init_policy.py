@@ -20,7 +20,7 @@ def on_cpu(state: dict) -> dict:
     return {name: weight.cpu() for name, weight in state.items()}
 
 
-LIKE_PPO = ["--lookahead-features", "false", "--opponent-features", "true"]  # the shipped ppo's flags
+LIKE_PPO = ["--lookahead-features", "true", "--lookahead-depth", "1", "--opponent-features", "true"]  # ppo's flags
 
 
 def test_a_run_starts_from_the_weights_of_the_policy_it_is_given(tmp_path):
@@ -38,7 +38,7 @@ def test_a_run_starts_from_the_weights_of_the_policy_it_is_given(tmp_path):
 def test_a_policy_of_another_shape_is_refused_with_its_flags(tmp_path):
     args, _, _ = start(SMALL + ["--run-dir", str(tmp_path), "--lookahead-features", "false", "--hidden", "64", "64",
                                 "--init-policy", str(SHIPPED)])  # fmt: skip
-    with pytest.raises(ValueError, match=r"--hidden 128 128 --action-hidden 64, look-ahead depth 0"):
+    with pytest.raises(ValueError, match=r"--hidden 128 128 --action-hidden 64, look-ahead depth 1"):
         build(args)
 
 
@@ -65,7 +65,7 @@ def test_a_run_with_the_cycle_columns_trains_resumes_and_refuses_a_policy_withou
     from nertz_env.agents.features import N_CYCLE_FEATURES
 
     cycle = ["--lookahead-features", "false", "--cycle-features", "true"]
-    with pytest.raises(ValueError, match=r"look-ahead depth 0, dropped features \[\], cycle features False"):
+    with pytest.raises(ValueError, match=r"look-ahead depth 1, dropped features \[\], cycle features False"):
         build(start(SMALL + ["--run-dir", str(tmp_path / "a"), *cycle, "--init-policy", str(SHIPPED)])[0])
     run_dir = tmp_path / "run"
     main(SMALL + ["--run-dir", str(run_dir), *cycle, "--tensorboard", "false", "--snapshot-every", "1"])
