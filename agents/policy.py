@@ -276,9 +276,9 @@ def _shipped(name: str):
         if not path.exists():
             raise FileNotFoundError(f"the shipped policy {path} is missing; train one with training/train_selfplay.py")
         agent = PolicyAgent(path, config=config, seed=seed, **options)
-        if (agent.lookahead > IMMEDIATE_EFFECT) != searches:
-            kind = (f"runs a depth-{agent.lookahead} search at every decision" if agent.lookahead > IMMEDIATE_EFFECT
-                    else "is search-free")  # fmt: skip
+        searching = agent.lookahead > IMMEDIATE_EFFECT
+        if searching != searches:
+            kind = f"runs a depth-{agent.lookahead} search at every decision" if searching else "is search-free"
             raise ValueError(
                 f"{path} {kind}, but {name!r} names the {'search-using' if searches else 'search-free'} policy: "
                 "ship a policy trained with --lookahead-features false, or --lookahead-depth 1 (each move's "

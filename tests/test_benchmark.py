@@ -169,6 +169,11 @@ def test_table_marks_every_missing_row_with_its_reason_and_command(tmp_path):
     assert len(rows) == len(tasks.names()) * 4 * 3
     assert all("not run: test" in r and "python -m nertz_env.training.reference --task" in r for r in rows)
     assert all(r.count("|") == rows[0].count("|") for r in rows)
+    cut = tmp_path / "cut.md"  # the end line missing: refused, and nothing after the start is dropped
+    cut.write_text(f"intro\n{bench_table.START}\nold\nafter\n")
+    with pytest.raises(ValueError, match="has no .* lines to write the table between"):
+        bench_table.write_page(cut, "new")
+    assert cut.read_text() == f"intro\n{bench_table.START}\nold\nafter\n"
 
 
 def test_cli_eval_writes_the_protocol_json(tmp_path, capsys):

@@ -69,25 +69,28 @@ def test_write_replaces_the_table_and_nothing_else(report, tmp_path, capsys):
     learning_results.main(["--add", str(path), "--name", "greedy_3", "--note", "n", "--folder", str(folder)])
     page = tmp_path / "log.md"
     old = f"{learning_results.HEADER} old |\n|---|\n| stale | row |"
-    page.write_text(f"# Log\n\nBefore.\n\n{old}\n\nAfter.\n")
+    marked = f"{learning_results.START}\n{old}\n{learning_results.END}"
+    page.write_text(f"# Log\n\nBefore.\n\n{marked}\n\nAfter.\n")
     args = ["--folder", str(folder)]
     assert learning_results.main([*args, "--check", str(page)]) == 1
     assert "differs" in capsys.readouterr().err
     assert learning_results.main([*args, "--write", str(page)]) == 0
     text = page.read_text()
-    assert text == f"# Log\n\nBefore.\n\n{learning_results.table(folder)}\n\nAfter.\n"
+    fresh = learning_results.table(folder)
+    assert text == f"# Log\n\nBefore.\n\n{learning_results.START}\n{fresh}\n{learning_results.END}\n\nAfter.\n"
     assert "| greedy_3 | n |" in text and "stale" not in text
     assert learning_results.main([*args, "--check", str(page)]) == 0
 
 
 def test_a_page_without_the_table_is_refused(tmp_path, capsys):
     page = tmp_path / "log.md"
-    page.write_text("# no table here\n")
-    for flag in ("--write", "--check"):
-        with pytest.raises(SystemExit) as exc:
-            learning_results.main([flag, str(page)])
-        assert exc.value.code == 2 and "no table of learned players" in capsys.readouterr().err
-    assert page.read_text() == "# no table here\n"
+    for text in ("# no table here\n", f"# its end line missing\n{learning_results.START}\n| run |\n"):
+        page.write_text(text)
+        for flag in ("--write", "--check"):
+            with pytest.raises(SystemExit) as exc:
+                learning_results.main([flag, str(page)])
+            assert exc.value.code == 2 and "no table of learned players" in capsys.readouterr().err
+        assert page.read_text() == text
     with pytest.raises(SystemExit) as exc:
         learning_results.main(["--check", str(tmp_path / "missing.md")])
     assert exc.value.code == 2 and "missing.md" in capsys.readouterr().err

@@ -19,11 +19,12 @@ from typing import Any
 
 from nertz_env import tasks
 from nertz_env.cli_checks import Parser
+from nertz_env.training.pages import markers, with_part
 from nertz_env.training.reference import ALGOS, CROSS_PLAY, RESULTS, command_line, cross_play_command
 
 SEEDS = (1, 2, 3)
 PAGE = Path("docs") / "benchmark-tasks.md"
-START, END = "<!-- results:start -->", "<!-- results:end -->"
+START, END = markers("results")
 REASON = "not run: the 2 shared CPU cores gave no time for it yet"
 
 
@@ -134,12 +135,11 @@ def plot(records: dict[tuple[str, str, int], dict[str, Any]], out_dir: Path) -> 
 
 def write_page(page: Path, text: str) -> None:
     """Replace the part of ``page`` between the markers with ``text``."""
-    old = page.read_text()
-    head, _, rest = old.partition(START)
-    _, _, tail = rest.partition(END)
-    if not rest:
-        raise ValueError(f"{page} has no {START} ... {END} lines to write the table between")
-    page.write_text(f"{head}{START}\n{text}\n{END}{tail}")
+    try:
+        new = with_part(page.read_text(), START, END, text)
+    except ValueError:
+        raise ValueError(f"{page} has no {START} ... {END} lines to write the table between") from None
+    page.write_text(new)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

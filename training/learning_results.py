@@ -7,6 +7,9 @@ players").
     python -m nertz_env.training.learning_results --write docs/research-log.md   # puts it in the page
     python -m nertz_env.training.learning_results --check docs/research-log.md   # exit 1 if it differs
 
+In a page the table lies between a ``<!-- learned:start -->`` and a ``<!-- learned:end -->`` line
+(``training.pages``), which ``--write`` keeps.
+
 ``--add`` keeps a harness report (``nertz eval ... --out REPORT.json``) without its per-hand
 records, under ``docs/learning/NAME.json`` with a note saying what was evaluated; the table has one
 row per stored report: the first agent's win share and its paired score difference per deal
@@ -22,11 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from nertz_env.cli_checks import USER_ERRORS, Parser
+from nertz_env.training.pages import markers, with_part
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDER = ROOT / "docs" / "learning"
 PAGE = ROOT / "docs" / "research-log.md"
 HEADER = "| run | what was evaluated | deals |"
+START, END = markers("learned")  # the lines the table lies between in a page
 
 
 def slim(report: dict[str, Any], note: str) -> dict[str, Any]:
@@ -58,17 +63,12 @@ def table(folder: Path = FOLDER) -> str:
 
 
 def with_table(page: str, new_table: str) -> str:
-    """``page`` with its table of learned players (the contiguous ``|`` lines from the line that
-    starts with ``HEADER``) replaced by ``new_table``."""
-    lines = page.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.startswith(HEADER)), None)
-    if start is None:
-        raise ValueError(f"no table of learned players: no line starts with {HEADER!r}")
-    end = start
-    while end < len(lines) and lines[end].startswith("|"):
-        end += 1
-    lines[start:end] = new_table.splitlines()
-    return "\n".join(lines) + "\n"
+    """``page`` with its table of learned players (between its ``START`` and ``END`` lines)
+    replaced by ``new_table``."""
+    try:
+        return with_part(page, START, END, new_table)
+    except ValueError as exc:
+        raise ValueError(f"no table of learned players: {exc}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -91,18 +91,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             (folder / f"{args.name}.json").write_text(json.dumps(kept, indent=1))
         except USER_ERRORS as exc:  # a missing file, or one that is not JSON or not a harness report
             ap.error(f"--add {args.add}: {exc}")
+    fresh = table(folder)
     page = args.write or args.check
     if page is None:
-        print(table(folder))
+        print(fresh)
         return 0
     try:
         text = Path(page).read_text()
-        new = with_table(text, table(folder))
+        new = with_table(text, fresh)
     except USER_ERRORS as exc:  # a missing page, or one without the table
         ap.error(f"--{'write' if args.write else 'check'} {page}: {exc}")
     if args.write:
         Path(page).write_text(new)
-        print(f"{page}: the table of {len(list(folder.glob('*.json')))} stored reports written")
+        print(f"{page}: the table of {len(fresh.splitlines()) - 2} stored reports written")
         return 0
     if new != text:
         print(f"{page}: its table differs from the reports in {folder}; run --write {page}", file=sys.stderr)
