@@ -96,6 +96,17 @@ def changed_first_layer(first, scale, idx: np.ndarray, val: np.ndarray, starts: 
     )  # fmt: skip
 
 
+def legal_move_summary(moves, rows, n: int):
+    """``[n, 2 * width]``: the mean and the maximum, entry by entry, of the ``[K, width]`` move vectors
+    of each of ``n`` rows (``rows[k]``: the row of pair ``k``; a row without pairs reads 0), so each
+    move's score may depend on which other moves are legal (``build_scorer(move_set=True)``)."""
+    zeros = moves.new_zeros((n, moves.shape[1]))
+    count = moves.new_zeros(n).index_add_(0, rows, moves.new_ones(len(rows)))
+    mean = zeros.index_add(0, rows, moves) / count.clamp(min=1).unsqueeze(1)
+    peak = zeros.scatter_reduce(0, rows.unsqueeze(1).expand_as(moves), moves, "amax", include_self=False)
+    return torch.cat([mean, peak], dim=1)
+
+
 _TRANSPOSED: dict[int, tuple[Any, int, Any]] = {}  # id(weight): (weakref to it, its version, weight.t())
 
 
@@ -117,7 +128,7 @@ class MoveScorer(nn.Module):
     """The move-scoring actor-critic of ``agents.policy.build_scorer`` (its arguments, in order)."""
 
     def __init__(self, config, hidden, action_hidden, lookahead, drop_features, cycle, opponent, identity, follow,
-                 afterstate):  # fmt: skip
+                 afterstate, move_set):  # fmt: skip
         super().__init__()
         layout = ObservationLayout(config)
         n_actions = len(ActionCatalogue(config))
@@ -148,6 +159,10 @@ class MoveScorer(nn.Module):
         if self.afterstate:  # made last: a network without it draws the weights it drew before
             self.after_in = nn.Linear(size, action_hidden)
             orthogonal(np.sqrt(2), self.after_in)
+        self.move_set = bool(move_set)
+        if self.move_set:  # made last, for the same reason
+            self.set_in = nn.Linear(2 * action_hidden, action_hidden)
+            orthogonal(np.sqrt(2), self.set_in)
 
     def summary(self, obs):
         """The observation summary ``body(obs * scale)`` (its first layer: ``first_layer``)."""
@@ -168,6 +183,9 @@ class MoveScorer(nn.Module):
         h = self.state_in(z)[rows] + self.move_in(feats) + self.embed(actions)
         if after is not None:  # added last: the sum without it is the one before the option, bit for bit
             h = h + self.after_in(after)
+        if self.move_set:
+            legal = torch.relu(self.move_in(feats) + self.embed(actions))
+            h = h + self.set_in(legal_move_summary(legal, rows, len(z)))[rows]
         h = torch.relu(h)
         return self.move_out(torch.relu(self.move_mid(h))).squeeze(-1), self.value_head(z).squeeze(-1)
 

@@ -48,8 +48,9 @@ SHIPPED_POLICIES = {"ppo": (SHIPPED, False), "ppo-league": (SHIPPED.with_name("p
 # Who decides R4.6's call: the network ("policy"), or the heuristic's rules of that name.
 CALL_RULES = ("policy", "ahead", "safe", "now")
 # What a saved policy reads besides the observation, each a flag of build_scorer after drop_features: the
-# ActionFeatures column flags, then the afterstate summaries (a file written before a flag reads as without it).
-INPUT_FLAGS = ("cycle", "opponent", "identity", "follow", "afterstate")
+# ActionFeatures column flags, the afterstate summaries, the legal-move summary (a file written before a flag
+# reads as without it).
+INPUT_FLAGS = ("cycle", "opponent", "identity", "follow", "afterstate", "move_set")
 FORMAT = "nertz-selfplay-v2"
 FORMATS = ("nertz-selfplay-v1", FORMAT)
 
@@ -104,11 +105,14 @@ def build_scorer(
     identity: bool = False,
     follow: bool = False,
     afterstate: bool = False,
+    move_set: bool = False,
 ):
     """The move-scoring actor-critic: ``logit[a] = head(relu(state(obs) + move(features[a]) + embed[a]))``
     over the legal moves only, the value from the state summary alone. With ``afterstate``, also
     ``+ after(state(obs after a))``: the same summary of the layout the move leads to
-    (``agents._afterstate``), one more summary per legal move.
+    (``agents._afterstate``), one more summary per legal move. With ``move_set``, also
+    ``+ set_in(mean and max of relu(move(features[b]) + embed[b]) over the legal moves b)``: each
+    move's score reads which other moves are legal (``agents._scorer.legal_move_summary``).
 
     ``forward(obs, mask)`` computes the features itself (numba, on the CPU), so a loaded policy plays
     from observations; the trainer calls ``score(obs, rows, actions, feats)`` with its rollouts' pairs.
@@ -119,7 +123,7 @@ def build_scorer(
     _torch()  # the error that names the extra, before the module that needs torch
     from nertz_env.agents._scorer import MoveScorer
 
-    flags = (cycle, opponent, identity, follow, afterstate)
+    flags = (cycle, opponent, identity, follow, afterstate, move_set)
     return MoveScorer(config, hidden, action_hidden, lookahead, drop_features, *flags)
 
 

@@ -92,13 +92,14 @@ def test_the_catalogue_sampler_draws_as_one_call_per_opponent(tables):
     np.testing.assert_array_equal(moves, expected)
 
 
-def test_snapshots_that_read_afterstates_are_refused_by_the_stack_and_played_one_by_one(tables):
+@pytest.mark.parametrize("flag", ["afterstate", "move_set"])
+def test_snapshots_that_read_afterstates_or_the_move_set_are_refused_by_the_stack_and_played_one_by_one(tables, flag):
     from nertz_env.agents.policy import build_scorer
 
     obs, masks = tables[0][:, 1:], tables[1][:, 1:]
     torch.manual_seed(0)
-    nets = [build_scorer(NertzConfig(), (32, 16), 8, lookahead=False, afterstate=True).eval() for _ in range(2)]
-    with pytest.raises(ValueError, match="afterstates"):
+    nets = [build_scorer(NertzConfig(), (32, 16), 8, lookahead=False, **{flag: True}).eval() for _ in range(2)]
+    with pytest.raises(ValueError, match="afterstates or the move set"):
         StackedSnapshots(nets)
     pool = _pool("pairs", nets)
     opponent = np.array([2, 1, 0, 2, 2, 1, 0, 1, 2, 0, 1, 2])

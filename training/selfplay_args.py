@@ -54,6 +54,7 @@ class Args:
     identity_features: bool = arg(False, "also give it the moved card's identity (agents.features.IDENTITY_COLUMNS)")
     follow_features: bool = arg(False, "also give it what may follow onto a card laid on a work pile (FOLLOW_COLUMNS)")
     afterstate: bool = arg(False, "also score each move by the summary of the layout it leads to (agents._afterstate)")
+    move_set: bool = arg(False, "also score each move by the mean and max of all legal moves' layers (which are legal)")
     central_critic: bool = arg(
         False, "advantages from a critic that also sees the hidden cards (training.central_critic)"
     )
@@ -100,7 +101,7 @@ PER_CALL = {"resume", "stop_after", "progress"}  # on resume: this invocation's 
 # without the flag resumes as it began.
 BEFORE_FLAG = {"sampler": "catalogue", "central_critic": False, "critic_lr": 0.0, "nertz_bonus": 0.0,
                "opponent_features": False, "identity_features": False,
-               "follow_features": False, "afterstate": False}  # fmt: skip
+               "follow_features": False, "afterstate": False, "move_set": False}  # fmt: skip
 
 
 def check_args(args: Args) -> None:

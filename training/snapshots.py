@@ -30,14 +30,17 @@ class StackedSnapshots:
     @staticmethod
     def stacks(net: torch.nn.Module) -> bool:
         """Whether this computes ``net``'s scores: not those of a network that also reads each
-        move's afterstate (``build_scorer(afterstate=True)``), whose layers it does not stack."""
-        return not getattr(net, "afterstate", False)
+        move's afterstate or the legal-move summary (``build_scorer(afterstate=True)``,
+        ``move_set=True``), whose layers it does not stack."""
+        return not (getattr(net, "afterstate", False) or getattr(net, "move_set", False))
 
     def __init__(self, nets: Sequence[torch.nn.Module]):
         if not nets:
             raise ValueError("StackedSnapshots needs at least one network")
         if not all(self.stacks(net) for net in nets):
-            raise ValueError("StackedSnapshots cannot stack networks that read afterstates: score them one by one")
+            raise ValueError(
+                "StackedSnapshots cannot stack networks that read afterstates or the move set: score them one by one"
+            )
         self.nets = list(nets)
         self.features = nets[0].features  # every snapshot is a copy of one trainer's network
         linears = [[m for m in net.body if isinstance(m, torch.nn.Linear)] for net in nets]
