@@ -180,12 +180,12 @@ class MoveScorer(nn.Module):
     def pair_scores(self, obs, rows, actions, feats):
         """The logit of each (row, move) pair given ``[K]`` and the values ``[n]``."""
         z, after = self.after_summaries(obs, rows, actions) if self.afterstate else (self.summary(obs), None)
-        h = self.state_in(z)[rows] + self.move_in(feats) + self.embed(actions)
+        move, embed = self.move_in(feats), self.embed(actions)
+        h = self.state_in(z)[rows] + move + embed
         if after is not None:  # added last: the sum without it is the one before the option, bit for bit
             h = h + self.after_in(after)
         if self.move_set:
-            legal = torch.relu(self.move_in(feats) + self.embed(actions))
-            h = h + self.set_in(legal_move_summary(legal, rows, len(z)))[rows]
+            h = h + self.set_in(legal_move_summary(torch.relu(move + embed), rows, len(z)))[rows]
         h = torch.relu(h)
         return self.move_out(torch.relu(self.move_mid(h))).squeeze(-1), self.value_head(z).squeeze(-1)
 
