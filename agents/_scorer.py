@@ -101,8 +101,8 @@ def legal_move_summary(moves, rows, n: int):
     of each of ``n`` rows (``rows[k]``: the row of pair ``k``; a row without pairs reads 0), so each
     move's score may depend on which other moves are legal (``build_scorer(move_set=True)``)."""
     zeros = moves.new_zeros((n, moves.shape[1]))
-    count = moves.new_zeros(n).index_add_(0, rows, moves.new_ones(len(rows)))
-    mean = zeros.index_add(0, rows, moves) / count.clamp(min=1).unsqueeze(1)
+    count = torch.bincount(rows, minlength=n).clamp(min=1).to(moves.dtype)
+    mean = zeros.index_add(0, rows, moves) / count.unsqueeze(1)
     peak = zeros.scatter_reduce(0, rows.unsqueeze(1).expand_as(moves), moves, "amax", include_self=False)
     return torch.cat([mean, peak], dim=1)
 
