@@ -199,57 +199,54 @@ def advantages(t: Any, buf: Rollout, loop: Loop) -> tuple[torch.Tensor, torch.Te
         return adv, adv + values
 
 
+@dataclass
+class Batch:
+    """An update's rollout, flattened: each row's observation, move played, its log-probability,
+    advantage and return, and the legal (row, move) pairs with their features; ``played`` and
+    ``taught`` are each row's pair of the move played and of the teacher's label (None without
+    the pull)."""
+
+    obs: torch.Tensor
+    logprobs: torch.Tensor
+    adv: torch.Tensor
+    ret: torch.Tensor
+    acts: np.ndarray
+    feats: torch.Tensor
+    n_pairs: np.ndarray
+    first_pair: np.ndarray
+    played: np.ndarray
+    taught: np.ndarray | None
+
+    @classmethod
+    def of(cls, t: Any, buf: Rollout, adv: torch.Tensor, ret: torch.Tensor, bc_coef: float) -> Batch:
+        batch_size = t.batch_size
+        all_rows, all_acts = np.concatenate(buf.rows), np.concatenate(buf.acts)
+        n_pairs = np.bincount(all_rows, minlength=batch_size)
+        taught = _pair_of(all_rows, all_acts, buf.teacher.reshape(-1).numpy()) if bc_coef > 0 else None
+        return cls(buf.obs.reshape(batch_size, t.obs_dim), buf.logprobs.reshape(-1), adv.reshape(-1),
+                   ret.reshape(-1), all_acts, torch.from_numpy(np.concatenate(buf.feats)), n_pairs,
+                   np.cumsum(n_pairs) - n_pairs, _pair_of(all_rows, all_acts, buf.actions.reshape(-1).numpy()),
+                   taught)  # fmt: skip
+
+
 def update(t: Any, buf: Rollout, adv: torch.Tensor, ret: torch.Tensor, cloning: bool, bc_coef: float) -> dict:
     """The update: PPO, or cloning the teacher, or both (see train_selfplay's module doc), then
     the hidden-card critic's fit where the trainer has one. Returns the last minibatch's losses
     and the epoch statistics for logging. The softmax runs over each row's legal moves only (the
     rollout's pairs), never over the whole catalogue."""
-    a, device, batch_size = t.args, t.device, t.batch_size
-    f_obs = buf.obs.reshape(batch_size, t.obs_dim)
-    f_actions, f_logprobs, f_teacher = buf.actions.reshape(-1), buf.logprobs.reshape(-1), buf.teacher.reshape(-1)
-    f_adv, f_ret = adv.reshape(-1), ret.reshape(-1)
-    all_rows, all_acts = np.concatenate(buf.rows), np.concatenate(buf.acts)
-    all_feats = torch.from_numpy(np.concatenate(buf.feats))
-    n_pairs = np.bincount(all_rows, minlength=batch_size)
-    first_pair = np.cumsum(n_pairs) - n_pairs
-    # Each row's pair of the action played and of the teacher's label.
-    played = _pair_of(all_rows, all_acts, f_actions.numpy())
-    taught = _pair_of(all_rows, all_acts, f_teacher.numpy()) if bc_coef > 0 else None
+    a, batch_size = t.args, t.batch_size
+    batch = Batch.of(t, buf, adv, ret, bc_coef)
     stats: dict[str, Any] = {"clipfracs": [], "agreement": [], "approx_kl": torch.tensor(0.0)}
     stats["pg_loss"] = stats["bc_loss"] = torch.tensor(0.0)
     for _epoch in range(a.update_epochs):
         order = torch.randperm(batch_size)
         for start in range(0, batch_size, t.minibatch):
-            mb_index = order[start : start + t.minibatch]
-            mb = mb_index.numpy()
-            # The pairs of the minibatch's rows, renumbered 0 .. len(mb) - 1.
-            counts = n_pairs[mb]
-            offset = np.cumsum(counts) - counts
-            mb_rows = torch.from_numpy(np.repeat(np.arange(len(mb)), counts)).to(device)
-            pairs = np.repeat(first_pair[mb] - offset, counts) + np.arange(int(counts.sum()))
-            # index_select copies whole rows (an int8 observation row is 1631 bytes): about 20x
-            # faster than advanced indexing, which copies element by element; the same tensors.
-            scores, value = t.net.pair_scores(
-                f_obs.index_select(0, mb_index).to(device),
-                mb_rows,
-                torch.from_numpy(all_acts[pairs]).to(device),
-                all_feats.index_select(0, torch.from_numpy(pairs)).to(device),
-            )
-            logp, entropy = _pair_log_softmax(scores, mb_rows, len(mb))
-            stats["entropy"] = entropy
-            stats["v_loss"] = v_loss = 0.5 * ((value - f_ret[mb].to(device)) ** 2).mean()
-            loss = a.vf_coef * v_loss
-            if bc_coef > 0:
-                target = torch.from_numpy(offset + taught[mb] - first_pair[mb]).to(device)
-                stats["bc_loss"] = bc_loss = -logp[target].mean()
-                loss = loss + bc_coef * bc_loss
-                best = torch.zeros(len(mb), device=device)
-                best = best.scatter_reduce_(0, mb_rows, logp.detach(), "amax", include_self=False)
-                stats["agreement"].append((logp.detach()[target] >= best).float().mean().item())
-            if not cloning:
-                chosen = torch.from_numpy(offset + played[mb] - first_pair[mb]).to(device)
-                pg_loss = _policy_loss(a, logp[chosen], f_logprobs[mb].to(device), f_adv[mb].to(device), stats)
-                loss = loss + pg_loss - a.ent_coef * entropy.mean()
+            terms = loss_terms(t, batch, order[start : start + t.minibatch], cloning, bc_coef, stats)
+            loss = terms["value"]
+            if "teacher" in terms:
+                loss = loss + terms["teacher"]
+            if "policy" in terms:
+                loss = loss + terms["policy"] - terms["entropy"]
             t.optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(t.net.parameters(), a.max_grad_norm)
@@ -260,6 +257,46 @@ def update(t: Any, buf: Rollout, adv: torch.Tensor, ret: torch.Tensor, cloning: 
         lr = a.critic_lr or t.optimizer.param_groups[0]["lr"]
         stats["central"] = t.critic.fit(t.net, buf, ret, a.update_epochs, a.num_minibatches, lr)
     return stats
+
+
+def loss_terms(t: Any, batch: Batch, mb_index: torch.Tensor, cloning: bool, bc_coef: float,
+               stats: dict) -> dict[str, torch.Tensor]:  # fmt: skip
+    """The weighted terms of one minibatch's loss (rows ``mb_index`` of ``batch``): ``value``
+    (``--vf-coef`` x the value loss), ``teacher`` (``bc_coef`` x the cross-entropy to the
+    teacher's labels, when ``bc_coef > 0``), and, unless ``cloning``, ``policy`` (PPO's clipped
+    loss) and ``entropy`` (``--ent-coef`` x the mean entropy, subtracted); the loss is their sum.
+    Records the minibatch's statistics in ``stats``."""
+    a, device = t.args, t.device
+    mb = mb_index.numpy()
+    # The pairs of the minibatch's rows, renumbered 0 .. len(mb) - 1.
+    counts = batch.n_pairs[mb]
+    offset = np.cumsum(counts) - counts
+    mb_rows = torch.from_numpy(np.repeat(np.arange(len(mb)), counts)).to(device)
+    pairs = np.repeat(batch.first_pair[mb] - offset, counts) + np.arange(int(counts.sum()))
+    # index_select copies whole rows (an int8 observation row is 1631 bytes): about 20x
+    # faster than advanced indexing, which copies element by element; the same tensors.
+    scores, value = t.net.pair_scores(
+        batch.obs.index_select(0, mb_index).to(device),
+        mb_rows,
+        torch.from_numpy(batch.acts[pairs]).to(device),
+        batch.feats.index_select(0, torch.from_numpy(pairs)).to(device),
+    )
+    logp, entropy = _pair_log_softmax(scores, mb_rows, len(mb))
+    stats["entropy"] = entropy
+    stats["v_loss"] = v_loss = 0.5 * ((value - batch.ret[mb].to(device)) ** 2).mean()
+    terms = {"value": a.vf_coef * v_loss}
+    if bc_coef > 0:
+        target = torch.from_numpy(offset + batch.taught[mb] - batch.first_pair[mb]).to(device)
+        stats["bc_loss"] = bc_loss = -logp[target].mean()
+        terms["teacher"] = bc_coef * bc_loss
+        best = torch.zeros(len(mb), device=device)
+        best = best.scatter_reduce_(0, mb_rows, logp.detach(), "amax", include_self=False)
+        stats["agreement"].append((logp.detach()[target] >= best).float().mean().item())
+    if not cloning:
+        chosen = torch.from_numpy(offset + batch.played[mb] - batch.first_pair[mb]).to(device)
+        terms["policy"] = _policy_loss(a, logp[chosen], batch.logprobs[mb].to(device), batch.adv[mb].to(device), stats)
+        terms["entropy"] = a.ent_coef * entropy.mean()
+    return terms
 
 
 def _pair_of(rows: np.ndarray, acts: np.ndarray, per_row: np.ndarray) -> np.ndarray:
