@@ -264,8 +264,8 @@ def loss_terms(t: Any, batch: Batch, mb_index: torch.Tensor, cloning: bool, bc_c
     """The weighted terms of one minibatch's loss (rows ``mb_index`` of ``batch``): ``value``
     (``--vf-coef`` x the value loss), ``teacher`` (``bc_coef`` x the cross-entropy to the
     teacher's labels, when ``bc_coef > 0``), and, unless ``cloning``, ``policy`` (PPO's clipped
-    loss) and ``entropy`` (``--ent-coef`` x the mean entropy, subtracted); the loss is their sum.
-    Records the minibatch's statistics in ``stats``."""
+    loss) and ``entropy`` (``--ent-coef`` x the mean entropy). The update's loss is ``value +
+    teacher + policy - entropy``. Records the minibatch's statistics in ``stats``."""
     a, device = t.args, t.device
     mb = mb_index.numpy()
     # The pairs of the minibatch's rows, renumbered 0 .. len(mb) - 1.
