@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="the trainer needs torch (the training extra)")
 
 from nertz_env.training import train_selfplay  # noqa: E402
-from nertz_env.training.loss_gradients import SIGNS, main, measure, minibatch_norms  # noqa: E402
+from nertz_env.training.loss_gradients import TERMS, main, measure, minibatch_norms  # noqa: E402
 from nertz_env.training.selfplay_ppo import Batch, Rollout, advantages, collect, loss_terms  # noqa: E402
 
 TINY = ["--num-envs", "2", "--num-steps", "4", "--lookahead-features", "false", "--bc-steps", "0",
@@ -30,7 +30,7 @@ def test_the_total_is_the_gradient_of_the_loss_the_update_steps_on():
     t, batch, bc_coef = _batch(TINY)
     rows = torch.arange(t.batch_size)
     norms = minibatch_norms(t, batch, rows, cloning=False, bc_coef=bc_coef)
-    assert {f"{k}_network" for k in SIGNS} <= set(norms)
+    assert {f"{k}_network" for k in TERMS} <= set(norms)
     # The update's own sum, backpropagated by hand.
     t.net.zero_grad()
     terms = loss_terms(t, batch, rows, False, bc_coef, {"clipfracs": [], "agreement": []})

@@ -23,18 +23,19 @@ import torch
 
 from nertz_env.cli_checks import output_file
 from nertz_env.training import train_selfplay
-from nertz_env.training.selfplay_ppo import Batch, Rollout, advantages, collect, loss_terms
+from nertz_env.training.selfplay_ppo import Batch, Rollout, advantages, collect, loss_terms, total_loss
 
-SIGNS = {"value": 1.0, "teacher": 1.0, "policy": 1.0, "entropy": -1.0}  # each term's sign in the loss
+TERMS = ("value", "teacher", "policy", "entropy")  # of selfplay_ppo.loss_terms, in the loss's order
 
 
 def minibatch_norms(t, batch: Batch, mb_index: torch.Tensor, cloning: bool, bc_coef: float) -> dict[str, float]:
     """``{term}_{part}``: the gradient norm of each weighted term of the minibatch's loss, and of
     their sum (``total``), over the network and over its observation summary."""
     params = list(t.net.parameters())
-    in_summary = [any(p is q for q in t.net.body.parameters()) for p in params]
+    summary = {id(p) for p in t.net.body.parameters()}
+    in_summary = [id(p) in summary for p in params]
     terms = loss_terms(t, batch, mb_index, cloning, bc_coef, {"clipfracs": [], "agreement": []})
-    terms["total"] = sum(SIGNS[k] * v for k, v in terms.items())
+    terms["total"] = total_loss(terms)
     out: dict[str, float] = {}
     for name, loss in terms.items():
         grads = torch.autograd.grad(loss, params, retain_graph=True, allow_unused=True)
@@ -80,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     print(f"trainer flags: {' '.join(flags) or '(defaults)'}")
     print(f"gradient norms, medians over the minibatches of {a.updates} rollouts:")
     print(f"{'term':>8} {'network':>9} {'summary':>9}")
-    for term in (*SIGNS, "total"):
+    for term in (*TERMS, "total"):
         if f"{term}_network" in result:
             print(f"{term:>8} {result[f'{term}_network']:9.3g} {result[f'{term}_summary']:9.3g}")
     print(f"the clip to --max-grad-norm keeps {result['kept']:.2f} of the sum's gradient (median)")

@@ -241,12 +241,7 @@ def update(t: Any, buf: Rollout, adv: torch.Tensor, ret: torch.Tensor, cloning: 
     for _epoch in range(a.update_epochs):
         order = torch.randperm(batch_size)
         for start in range(0, batch_size, t.minibatch):
-            terms = loss_terms(t, batch, order[start : start + t.minibatch], cloning, bc_coef, stats)
-            loss = terms["value"]
-            if "teacher" in terms:
-                loss = loss + terms["teacher"]
-            if "policy" in terms:
-                loss = loss + terms["policy"] - terms["entropy"]
+            loss = total_loss(loss_terms(t, batch, order[start : start + t.minibatch], cloning, bc_coef, stats))
             t.optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(t.net.parameters(), a.max_grad_norm)
@@ -264,8 +259,8 @@ def loss_terms(t: Any, batch: Batch, mb_index: torch.Tensor, cloning: bool, bc_c
     """The weighted terms of one minibatch's loss (rows ``mb_index`` of ``batch``): ``value``
     (``--vf-coef`` x the value loss), ``teacher`` (``bc_coef`` x the cross-entropy to the
     teacher's labels, when ``bc_coef > 0``), and, unless ``cloning``, ``policy`` (PPO's clipped
-    loss) and ``entropy`` (``--ent-coef`` x the mean entropy). The update's loss is ``value +
-    teacher + policy - entropy``. Records the minibatch's statistics in ``stats``."""
+    loss) and ``entropy`` (``--ent-coef`` x the mean entropy); ``total_loss`` sums them. Records
+    the minibatch's statistics in ``stats``."""
     a, device = t.args, t.device
     mb = mb_index.numpy()
     # The pairs of the minibatch's rows, renumbered 0 .. len(mb) - 1.
@@ -297,6 +292,16 @@ def loss_terms(t: Any, batch: Batch, mb_index: torch.Tensor, cloning: bool, bc_c
         terms["policy"] = _policy_loss(a, logp[chosen], batch.logprobs[mb].to(device), batch.adv[mb].to(device), stats)
         terms["entropy"] = a.ent_coef * entropy.mean()
     return terms
+
+
+def total_loss(terms: dict[str, torch.Tensor]) -> torch.Tensor:
+    """The loss the update steps on, from ``loss_terms``: ``value + teacher + policy - entropy``."""
+    loss = terms["value"]
+    if "teacher" in terms:
+        loss = loss + terms["teacher"]
+    if "policy" in terms:
+        loss = loss + terms["policy"] - terms["entropy"]
+    return loss
 
 
 def _pair_of(rows: np.ndarray, acts: np.ndarray, per_row: np.ndarray) -> np.ndarray:
