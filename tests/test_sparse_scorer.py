@@ -12,7 +12,7 @@ from nertz_env import NertzConfig  # noqa: E402
 from nertz_env.agents._scorer import sparse_input  # noqa: E402
 from nertz_env.agents.features import ActionFeatures  # noqa: E402
 from nertz_env.agents.policy import build_scorer  # noqa: E402
-from nertz_env.training.selfplay_ppo import _pair_log_softmax, _pair_of, draw, sample_pairs  # noqa: E402
+from nertz_env.training.pair_policy import draw, pair_log_softmax, pair_of, sample_pairs  # noqa: E402
 from nertz_env.vector import NertzVectorEnv  # noqa: E402
 
 
@@ -61,7 +61,7 @@ def test_sparse_first_layer_matches_the_dense_product_and_its_gradient(batch):
 def test_pair_softmax_matches_the_masked_softmax_over_the_catalogue(batch):
     _, obs, masks, rows, acts, _ = batch
     scores = torch.randn(len(rows), dtype=torch.float64)
-    logp, entropy = _pair_log_softmax(scores, torch.from_numpy(rows), len(obs))
+    logp, entropy = pair_log_softmax(scores, torch.from_numpy(rows), len(obs))
     logits = torch.full(masks.shape, -1e8, dtype=torch.float64)
     logits[rows, acts] = scores
     full = torch.log_softmax(logits, -1)
@@ -69,7 +69,7 @@ def test_pair_softmax_matches_the_masked_softmax_over_the_catalogue(batch):
     probs = full.exp()
     torch.testing.assert_close(entropy, -(probs * full).where(torch.from_numpy(masks) != 0, 0.0).sum(-1))
     chosen = np.array([a[0] for a in np.split(acts, np.cumsum(np.bincount(rows, minlength=len(obs)))[:-1])])
-    at = _pair_of(rows, acts, chosen)
+    at = pair_of(rows, acts, chosen)
     np.testing.assert_array_equal(acts[at], chosen)
     np.testing.assert_array_equal(rows[at], np.arange(len(obs)))
 
@@ -142,5 +142,5 @@ def test_both_samplers_draw_legal_moves_and_catalogue_draws_as_categorical_did(b
     assert draw(net, "pairs", obs, rows, acts, feats, "cpu", learner=False)[1:] == (None, None)
     with torch.no_grad():
         scores, _ = net.pair_scores(*inputs)
-        logp, _ = _pair_log_softmax(scores, inputs[1], len(obs))
-    torch.testing.assert_close(logprob, logp[torch.from_numpy(_pair_of(rows, acts, moves))])
+        logp, _ = pair_log_softmax(scores, inputs[1], len(obs))
+    torch.testing.assert_close(logprob, logp[torch.from_numpy(pair_of(rows, acts, moves))])

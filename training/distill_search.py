@@ -12,7 +12,7 @@ Targets, over each state's legal moves (the search's candidates only; every othe
 - ``soft``: ``softmax(value / eta)`` of the candidates' mean outcomes.
 
 The loss is the cross-entropy of the network's softmax over the row's legal moves (the trainer's
-``_pair_log_softmax``) against the target. After each epoch it reports, on the ``--val`` states and
+``pair_log_softmax``) against the target. After each epoch it reports, on the ``--val`` states and
 on as many training states: the cross-entropy, how often the network's first choice is the
 target's, and how often it departs from the starting policy's first choice (candidate 0).
 """
@@ -93,7 +93,7 @@ class Fit:
     def loss(self, idx: np.ndarray):
         """The mean cross-entropy of rows ``idx``, and the pairs it was computed over: ``(loss, rows,
         actions, scores)``."""
-        from nertz_env.training.selfplay_ppo import _pair_log_softmax
+        from nertz_env.training.pair_policy import pair_log_softmax
 
         torch, d = self.torch, self.data
         rows, acts, feats = self.net.features(d["obs"][idx], d["masks"][idx])
@@ -104,7 +104,7 @@ class Fit:
         t_rows = torch.from_numpy(rows)
         scores, _ = self.net.pair_scores(torch.from_numpy(d["obs"][idx]), t_rows, torch.from_numpy(acts),
                                          torch.from_numpy(feats))  # fmt: skip
-        logp, _ = _pair_log_softmax(scores, t_rows, len(idx))
+        logp, _ = pair_log_softmax(scores, t_rows, len(idx))
         return -(torch.from_numpy(pair_target) * logp).sum() / len(idx), rows, acts, scores
 
     def measure(self, idx: np.ndarray, chunk: int = 4096) -> dict[str, float]:

@@ -23,7 +23,7 @@ import torch
 
 from nertz_env.cli_checks import output_file
 from nertz_env.training import train_selfplay
-from nertz_env.training.selfplay_ppo import Batch, Rollout, advantages, collect, loss_terms, total_loss
+from nertz_env.training.selfplay_ppo import Batch, advantages, collect, loss_terms, total_loss
 
 TERMS = ("value", "teacher", "policy", "entropy")  # of selfplay_ppo.loss_terms, in the loss's order
 
@@ -49,21 +49,17 @@ def measure(argv: Sequence[str], updates: int) -> dict[str, float]:
     """The median of each ``{term}_{part}`` over the minibatches of ``updates`` rollouts of the
     trainer ``train_selfplay`` builds from ``argv``, and the share of the sum's gradient the clip
     to ``--max-grad-norm`` keeps (``kept``)."""
-    args, _, resume = train_selfplay.start(["--tensorboard", "false", "--progress", "false", *argv])
-    t = train_selfplay.build(args)
-    loop, _, _ = train_selfplay.restore(t, resume)
-    buf = Rollout.for_trainer(t)
+    t, loop, buf, first = train_selfplay.open_trainer(argv)
     rows: list[dict[str, float]] = []
-    for i in range(updates):
-        cloning = i < t.bc_updates
-        bc_coef = 1.0 if cloning else args.bc_coef
+    for update in range(first, first + updates):
+        cloning, _, bc_coef = train_selfplay.schedule(t, update)  # the network is not stepped: no rate
         collect(t, buf, loop, bc_coef)
         adv, ret = advantages(t, buf, loop)
         batch = Batch.of(t, buf, adv, ret, bc_coef)
         order = torch.randperm(t.batch_size)
         for start in range(0, t.batch_size, t.minibatch):
             row = minibatch_norms(t, batch, order[start : start + t.minibatch], cloning, bc_coef)
-            row["kept"] = min(1.0, args.max_grad_norm / max(row["total_network"], 1e-12))
+            row["kept"] = min(1.0, t.args.max_grad_norm / max(row["total_network"], 1e-12))
             rows.append(row)
     return {k: statistics.median(r[k] for r in rows) for k in rows[0]}
 

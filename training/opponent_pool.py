@@ -25,7 +25,7 @@ import torch
 
 from nertz_env import agents
 from nertz_env.config import NertzConfig
-from nertz_env.training.selfplay_ppo import draw, sample_pairs
+from nertz_env.training.pair_policy import draw, sample_pairs
 from nertz_env.training.snapshots import StackedSnapshots
 from nertz_env.training.stats import win_shares
 

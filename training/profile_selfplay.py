@@ -30,7 +30,7 @@ import torch
 
 from nertz_env.cli_checks import output_file
 from nertz_env.training import train_selfplay
-from nertz_env.training.selfplay_ppo import Rollout, advantages, collect, update
+from nertz_env.training.selfplay_ppo import advantages, collect, update
 
 PARTS = ("env", "features", "teacher", "net", "opponents", "gae", "update")
 
@@ -38,16 +38,13 @@ PARTS = ("env", "features", "teacher", "net", "opponents", "gae", "update")
 def profile(argv: Sequence[str], updates: int, dense: bool = False) -> dict[str, float]:
     """Median shares of each part and ``decisions_per_s`` over ``updates`` updates (after one
     warm-up) of the trainer ``train_selfplay`` builds from ``argv``."""
-    args, _, resume = train_selfplay.start(["--tensorboard", "false", "--progress", "false", *argv])
-    t = train_selfplay.build(args)
+    t, loop, buf, first = train_selfplay.open_trainer(argv)
     if dense:
         t.net.summary = lambda obs: t.net.body(obs.float() * t.net.scale)
-    loop, _, _ = train_selfplay.restore(t, resume)
-    buf = Rollout.for_trainer(t)
     rows: list[dict[str, float]] = []
     for i in range(updates + 1):
-        cloning = i < t.bc_updates
-        bc_coef = 1.0 if cloning else args.bc_coef
+        cloning, lr, bc_coef = train_selfplay.schedule(t, first + i)
+        t.optimizer.param_groups[0]["lr"] = lr
         began = time.perf_counter()
         collect(t, buf, loop, bc_coef)
         rolled = time.perf_counter()

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from nertz_env.agents.base import O_NERTZ_COUNT
+from nertz_env.training.pair_policy import draw, pair_log_softmax, pair_of
 from nertz_env.training.stats import win_shares
 
 
@@ -222,10 +223,10 @@ class Batch:
         batch_size = t.batch_size
         all_rows, all_acts = np.concatenate(buf.rows), np.concatenate(buf.acts)
         n_pairs = np.bincount(all_rows, minlength=batch_size)
-        taught = _pair_of(all_rows, all_acts, buf.teacher.reshape(-1).numpy()) if bc_coef > 0 else None
+        taught = pair_of(all_rows, all_acts, buf.teacher.reshape(-1).numpy()) if bc_coef > 0 else None
         return cls(buf.obs.reshape(batch_size, t.obs_dim), buf.logprobs.reshape(-1), adv.reshape(-1),
                    ret.reshape(-1), all_acts, torch.from_numpy(np.concatenate(buf.feats)), n_pairs,
-                   np.cumsum(n_pairs) - n_pairs, _pair_of(all_rows, all_acts, buf.actions.reshape(-1).numpy()),
+                   np.cumsum(n_pairs) - n_pairs, pair_of(all_rows, all_acts, buf.actions.reshape(-1).numpy()),
                    taught)  # fmt: skip
 
 
@@ -276,7 +277,7 @@ def loss_terms(t: Any, batch: Batch, mb_index: torch.Tensor, cloning: bool, bc_c
         torch.from_numpy(batch.acts[pairs]).to(device),
         batch.feats.index_select(0, torch.from_numpy(pairs)).to(device),
     )
-    logp, entropy = _pair_log_softmax(scores, mb_rows, len(mb))
+    logp, entropy = pair_log_softmax(scores, mb_rows, len(mb))
     stats["entropy"] = entropy
     stats["v_loss"] = v_loss = 0.5 * ((value - batch.ret[mb].to(device)) ** 2).mean()
     terms = {"value": a.vf_coef * v_loss}
@@ -302,71 +303,6 @@ def total_loss(terms: dict[str, torch.Tensor]) -> torch.Tensor:
     if "policy" in terms:
         loss = loss + terms["policy"] - terms["entropy"]
     return loss
-
-
-def _pair_of(rows: np.ndarray, acts: np.ndarray, per_row: np.ndarray) -> np.ndarray:
-    """For each row, the index of its pair (in the row-major ``rows``, ``acts``) whose action is
-    ``per_row[row]``: every row's action is one of its legal pairs."""
-    hit = np.flatnonzero(acts == per_row[rows])
-    out = np.empty(len(per_row), np.int64)
-    out[rows[hit]] = hit
-    return out
-
-
-def draw(net, sampler: str, obs: np.ndarray, rows: np.ndarray, acts: np.ndarray, feats: np.ndarray, device,
-         learner: bool = True):  # fmt: skip
-    """``(moves, log-probabilities, values)`` of ``net``'s policy at each row of ``obs``, from the
-    legal (row, move) pairs ``rows``, ``acts`` and their features ``feats`` (``learner=False``, an
-    opponent's draw: the moves alone, the rest None). ``sampler`` (the trainer's ``--sampler``)
-    ``"pairs"``: ``sample_pairs``, one draw per legal move; ``"catalogue"``: torch's
-    ``Categorical`` over the whole masked catalogue, one draw per catalogue entry (the draws of
-    every run before the option, so their files are reproduced bit for bit). Both draw from the
-    same distribution."""
-    with torch.no_grad():
-        pairs = (torch.from_numpy(rows).to(device), torch.from_numpy(acts).to(device))
-        inputs = (torch.from_numpy(obs).to(device), *pairs, torch.from_numpy(feats).to(device))
-        if sampler == "catalogue":
-            logits, value = net.score(*inputs)
-            dist = torch.distributions.Categorical(logits=logits)
-            action = dist.sample()
-            if not learner:
-                return action.cpu().numpy(), None, None
-            return action.cpu().numpy(), dist.log_prob(action).cpu(), value.cpu()
-        scores, value = net.pair_scores(*inputs)
-        pair = sample_pairs(scores, rows, len(obs))
-        if not learner:
-            return acts[pair], None, None
-        logp, _ = _pair_log_softmax(scores, pairs[0], len(obs))
-        return acts[pair], logp[torch.from_numpy(pair).to(device)].cpu(), value.cpu()
-
-
-def sample_pairs(scores: torch.Tensor, rows: np.ndarray, n: int) -> np.ndarray:
-    """For each row ``0 .. n-1``, the index of one of its pairs drawn from the softmax of the
-    row's ``scores`` (``rows`` ascending, every row holding at least one pair). The exponential
-    race: with ``E ~ Exp(1)`` drawn per pair from torch's generator, the pair of largest
-    ``exp(score) / E``, i.e. of largest ``score - log E``, wins with its softmax probability. One
-    draw per legal move, where ``Categorical`` over the masked catalogue draws one per entry."""
-    key = (scores - torch.empty_like(scores).exponential_().log()).cpu().numpy()
-    counts = np.bincount(rows, minlength=n)
-    if len(counts) != n or not counts.all():
-        raise ValueError(f"sample_pairs: {n - np.count_nonzero(counts[:n])} of {n} rows hold no legal move")
-    top = np.maximum.reduceat(key, np.cumsum(counts) - counts)
-    hit = np.flatnonzero(key == top[rows])
-    first = np.ones(len(hit), np.bool_)  # a tie keeps the row's first pair
-    first[1:] = rows[hit[1:]] != rows[hit[:-1]]
-    return hit[first]
-
-
-def _pair_log_softmax(scores: torch.Tensor, rows: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The log-probability of each pair under its row's softmax over its own pairs, and each
-    row's entropy ``[n]``."""
-    top = torch.zeros(n, dtype=scores.dtype, device=scores.device)
-    top = top.scatter_reduce_(0, rows, scores.detach(), "amax", include_self=False)
-    shifted = scores - top[rows]
-    total = torch.zeros(n, dtype=scores.dtype, device=scores.device).index_add(0, rows, shifted.exp())
-    logp = shifted - total.log()[rows]
-    entropy = -torch.zeros(n, dtype=scores.dtype, device=scores.device).index_add(0, rows, logp.exp() * logp)
-    return logp, entropy
 
 
 def _policy_loss(a: Any, newlogprob, old_logprobs, adv, stats: dict) -> torch.Tensor:

@@ -13,7 +13,7 @@ false``) plus a summary of the observation; illegal actions get a logit of -1e8 
 the entropy. ``--drop-features GROUP ...`` zeroes those groups of ``agents.features.FEATURE_GROUPS``
 in every feature vector, in both phases and in the saved policy's play (an ablation). Rollouts
 draw moves from the softmax over each row's legal moves, one random number per legal move
-(``selfplay_ppo.sample_pairs``); ``--sampler catalogue`` draws one per catalogue entry as runs
+(``pair_policy.sample_pairs``); ``--sampler catalogue`` draws one per catalogue entry as runs
 before the flag did (the same distribution; a checkpoint from before it resumes so).
 
 Two phases in one run, on the same rollouts:
@@ -48,6 +48,7 @@ import random
 import shutil
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -190,6 +191,27 @@ def restore(t: Trainer, resume: dict[str, Any] | None) -> tuple[Loop, int, list[
     return loop, resume["update"] + 1, list(resume.get("evals", []))
 
 
+def schedule(t: Trainer, update: int) -> tuple[bool, float, float]:
+    """Update ``update``'s (counted from 1) phase, learning rate and teacher pull: cloning (pull 1)
+    for the first ``bc_updates``, then PPO, its rate annealed to 0 with ``--anneal-lr`` and the pull
+    fading from ``--bc-coef`` to 0 over the PPO phase."""
+    a = t.args
+    cloning = update <= t.bc_updates
+    ppo_progress = (update - 1 - t.bc_updates) / max(1, t.num_updates - t.bc_updates)  # 0 .. 1 over the PPO phase
+    lr = a.learning_rate * (1.0 - ppo_progress if a.anneal_lr and not cloning else 1.0)
+    return cloning, lr, 1.0 if cloning else a.bc_coef * (1.0 - ppo_progress)
+
+
+def open_trainer(argv: Sequence[str]) -> tuple[Trainer, Loop, Rollout, int]:
+    """The trainer ``argv`` (this command's flags) builds, its loop state, a rollout buffer and the
+    first update to run, without a run directory, TensorBoard or progress bar: for the tools that
+    measure a trainer's updates (``profile_selfplay``, ``loss_gradients``)."""
+    args, _, resume = start(["--tensorboard", "false", "--progress", "false", *argv])
+    t = build(args)
+    loop, first, _ = restore(t, resume)
+    return t, loop, Rollout.for_trainer(t), first
+
+
 def save(t: Trainer, run_dir: Path, update: int, loop: Loop, evals: list[dict[str, Any]]) -> None:
     """The checkpoint: one file, written atomically, with everything the next update depends on."""
     state = {
@@ -285,11 +307,8 @@ def train_one(t: Trainer, buf: Rollout, loop: Loop, update: int, bar, writer) ->
     """One rollout and one update, with the learning rate and teacher pull of this update."""
     a = t.args
     t0 = time.perf_counter()
-    cloning = update <= t.bc_updates
-    ppo_progress = (update - 1 - t.bc_updates) / max(1, t.num_updates - t.bc_updates)  # 0 .. 1 over the PPO phase
-    lr = a.learning_rate * (1.0 - ppo_progress if a.anneal_lr and not cloning else 1.0)
+    cloning, lr, bc_coef = schedule(t, update)
     t.optimizer.param_groups[0]["lr"] = lr
-    bc_coef = 1.0 if cloning else a.bc_coef * (1.0 - ppo_progress)
     collect(t, buf, loop, bc_coef)
     t_rollout = time.perf_counter() - t0
     adv, ret = advantages(t, buf, loop)
