@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import dataclasses
 import json
+import math
 import sys
 import typing
 from collections.abc import Iterator, Sequence
@@ -37,6 +38,30 @@ def flag_errors(as_command: bool = True) -> Iterator[None]:
         if not as_command:
             raise
         Parser(prog=Path(sys.argv[0]).name).error(str(err))
+
+
+# The numbers the PPO trainers share, each with the values it accepts (``check_numbers``).
+NUMBER_RANGES: dict[str, tuple[typing.Callable[[float], bool], str]] = {
+    "learning_rate": (lambda v: v > 0, "a finite number > 0"),
+    "gamma": (lambda v: 0 < v <= 1, "a number in (0, 1]"),
+    "gae_lambda": (lambda v: 0 <= v <= 1, "a number in [0, 1]"),
+    "clip_coef": (lambda v: v > 0, "a finite number > 0"),
+    "clip": (lambda v: v > 0, "a finite number > 0"),
+    "ent_coef": (lambda v: v >= 0, "a finite number >= 0"),
+    "vf_coef": (lambda v: v >= 0, "a finite number >= 0"),
+    "bc_coef": (lambda v: v >= 0, "a finite number >= 0"),
+    "max_grad_norm": (lambda v: v > 0, "a finite number > 0"),
+    "target_kl": (lambda v: v >= 0, "a finite number >= 0 (0: never stop early)"),
+}
+
+
+def check_numbers(args: Any) -> None:
+    """Each field of ``args`` named in ``NUMBER_RANGES`` is finite and in its range, or a
+    ``ValueError`` names the flag, the value given and the values accepted."""
+    for name, (accepts, accepted) in NUMBER_RANGES.items():
+        value = getattr(args, name, None)
+        if value is not None and not (math.isfinite(value) and accepts(value)):
+            raise ValueError(f"--{name.replace('_', '-')} {value}: accepted {accepted}")
 
 
 def _bool(text: str) -> bool:

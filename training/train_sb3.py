@@ -36,7 +36,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
 from nertz_env.config import REWARD_MODES, NertzConfig
 from nertz_env.options import parse_rule_options
-from nertz_env.training.args import arg, flag_errors, parse_given, resume_args
+from nertz_env.training.args import arg, check_numbers, flag_errors, parse_given, resume_args
 from nertz_env.training.checkpoint import (
     CheckpointError,
     atomic_write,
@@ -207,6 +207,7 @@ def check_args(args: Args) -> None:
             raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted an integer >= 1")
     if args.eval_every < 0:
         raise ValueError(f"--eval-every {args.eval_every}: accepted an integer >= 0")
+    check_numbers(args)
     if not args.hidden or min(args.hidden) < 1:
         raise ValueError(f"--hidden {args.hidden}: accepted layer sizes >= 1")
     resolve_device(args.device)

@@ -34,7 +34,7 @@ from torch import nn
 from nertz_env import tasks
 from nertz_env.agents.policy import build_network, save_policy
 from nertz_env.config import REWARD_MODES
-from nertz_env.training.args import arg, flag_errors, parse_given, resume_args
+from nertz_env.training.args import arg, check_numbers, flag_errors, parse_given, resume_args
 from nertz_env.training.checkpoint import atomic_write, load_torch_checkpoint, say
 
 try:
@@ -151,6 +151,7 @@ def start(argv: list[str] | None) -> tuple[Args, Path, dict | None]:
     for name in ("total_steps", "num_envs", "num_steps", "epochs", "minibatches"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted an integer >= 1")
+    check_numbers(args)
     return args, run_dir, saved
 
 
