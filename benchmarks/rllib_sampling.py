@@ -8,9 +8,10 @@ An env step is one tick: every one of the 4 players acts.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
+
+from nertz_env.cli_checks import Parser, at_least, require
 
 
 def measure(runners: int, repeats: int, ticks: int, envs: int) -> list[float]:
@@ -35,12 +36,13 @@ def measure(runners: int, repeats: int, ticks: int, envs: int) -> list[float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runners", type=int, nargs="+", default=[1, 2], help="env runner counts to measure")
-    ap.add_argument("--repeats", type=int, default=5, help="runs per figure (the median is reported)")
-    ap.add_argument("--ticks", type=int, default=1000, help="ticks each runner samples per run")
-    ap.add_argument("--envs-per-runner", type=int, default=1, help="envs each runner steps")
+    ap = Parser(prog="python -m nertz_env.benchmarks.rllib_sampling", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runners", type=at_least(1), nargs="+", default=[1, 2], help="env runner counts to measure")
+    ap.add_argument("--repeats", type=at_least(1), default=5, help="runs per figure (the median is reported)")
+    ap.add_argument("--ticks", type=at_least(1), default=1000, help="ticks each runner samples per run")
+    ap.add_argument("--envs-per-runner", type=at_least(1), default=1, help="envs each runner steps")
     args = ap.parse_args(argv)
+    require(ap, "ray", what="rllib_sampling")
     for n in args.runners:
         rates = measure(n, args.repeats, args.ticks, args.envs_per_runner)
         print(f"{n} env runner(s) x {args.envs_per_runner} env(s): median {statistics.median(rates):,.0f} env steps/s "

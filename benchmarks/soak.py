@@ -13,7 +13,6 @@ Usage: ``python -m benchmarks.soak --minutes 2 --seed 0 [--json soak.json]``
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -23,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from nertz_env import agents
+from nertz_env.cli_checks import Parser, at_least, number_from, output_file
 from nertz_env.game import Game
 from nertz_env.vector import NertzVectorEnv
 
@@ -82,12 +82,12 @@ def play_round(options: dict[str, Any], rng: np.random.Generator, ticks: int) ->
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.soak", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--minutes", type=float, default=2.0, help="how long to play")
-    ap.add_argument("--seed", type=int, default=0, help="the seed of the configs and the play")
-    ap.add_argument("--ticks", type=int, default=400, help="ticks per config")
-    ap.add_argument("--sample", type=float, default=2.0, help="seconds between RSS samples")
-    ap.add_argument("--json", default="", help="write the samples and the summary here")
+    ap = Parser(prog="python -m benchmarks.soak", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--minutes", type=number_from(0, inclusive=False), default=2.0, help="how long to play")
+    ap.add_argument("--seed", type=at_least(0), default=0, help="the seed of the configs and the play")
+    ap.add_argument("--ticks", type=at_least(1), default=400, help="ticks per config")
+    ap.add_argument("--sample", type=number_from(0), default=2.0, help="seconds between RSS samples")
+    ap.add_argument("--json", type=output_file(), default=None, help="write the samples and the summary here")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     start = time.perf_counter()

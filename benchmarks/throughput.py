@@ -326,6 +326,8 @@ def others(args: argparse.Namespace, batches: Sequence[int], repeats: int, secon
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "nertz bench") -> int:
+    import numba
+
     from nertz_env.cli_checks import Parser, at_least, number_from, output_file
 
     ap = Parser(prog=prog, description=__doc__.split("\n\n")[0])
@@ -344,6 +346,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz bench") -> int:
         "--doors-only", action="store_true", help="only the TorchRL and Gymnasium rows (with the parallel API's)"
     )
     args = ap.parse_args(argv)
+    most = numba.config.NUMBA_NUM_THREADS  # NertzVectorEnv's limit, checked before the first row is measured
+    if args.threads > most:
+        ap.error(f"argument --threads: expected an integer from 1 to {most} (numba's threads), got {args.threads}")
     repeats, seconds = (2, 0.3) if args.quick else (args.repeats, args.seconds)
     batches = args.batch_sizes or ((64, 1024) if args.quick else BATCH_SIZES)
 

@@ -125,3 +125,11 @@ def test_the_diagnostics_read_a_runs_ppo_phase_from_its_log(tmp_path, capsys):
     assert "central/explained_network" in capsys.readouterr().out and (tmp_path / "d.json").is_file()
     with pytest.raises(SystemExit):
         diagnostics_main([str(tmp_path)])  # no log there: a clear error, not a traceback
+
+
+def test_the_diagnostics_refuse_an_out_file_they_could_not_write_before_reading_a_run(tmp_path, capsys):
+    out = tmp_path / "no" / "such" / "d.json"  # was a traceback after every run was read
+    with pytest.raises(SystemExit) as exit_info:
+        diagnostics_main([str(tmp_path), "--out", str(out)])
+    assert exit_info.value.code == 2
+    assert f"argument --out: the folder '{out.parent}' of '{out}' does not exist" in capsys.readouterr().err

@@ -65,3 +65,12 @@ def test_bad_flags_are_refused(capsys, tmp_path):
     assert "--updates 0" in capsys.readouterr().err
     with pytest.raises(SystemExit):  # refused before anything is measured
         main(["--json", str(tmp_path / "no" / "such" / "g.json"), "--", *TINY])
+
+
+def test_a_trainer_flag_out_of_range_is_one_line_and_nothing_is_written(capsys, tmp_path):
+    out = tmp_path / "g.json"
+    with pytest.raises(SystemExit) as exit_info:  # was a ValueError traceback from train_selfplay.start
+        main(["--json", str(out), "--", *TINY, "--gamma", "2"])
+    assert exit_info.value.code == 2
+    assert "error: --gamma 2.0: accepted a number in (0, 1]" in capsys.readouterr().err
+    assert not out.exists()

@@ -61,7 +61,7 @@ def test_a_peer_times_the_same_updates_with_its_one_flag_changed(capsys, monkeyp
     from nertz_env.training import profile_selfplay
 
     seen = []
-    monkeypatch.setattr(profile_selfplay, "profile", lambda argv, updates, dense: seen.append(list(argv)) or
+    monkeypatch.setattr(profile_selfplay, "profile", lambda argv, updates, dense, as_command: seen.append(list(argv)) or
                         {**dict.fromkeys(PARTS, 0.1), "decisions_per_s": 1000.0 * len(seen)})  # fmt: skip
     main(["--updates", "1", "--peer", peer, "--", *TINY])
     assert seen == [TINY, [*TINY, *extra]]
@@ -95,3 +95,12 @@ def test_a_run_is_profiled_from_its_checkpoint(tmp_path, monkeypatch):
     result = profile(["--resume", str(run / "checkpoint.pt")], updates=1)
     assert result["decisions_per_s"] > 0
     assert steps and steps[0] > 0  # the loop went on from the checkpoint, not from a fresh deal
+
+
+def test_a_trainer_flag_out_of_range_is_one_line_and_nothing_is_written(capsys, tmp_path):
+    out = tmp_path / "p.json"
+    with pytest.raises(SystemExit) as exit_info:  # was a ValueError traceback from train_selfplay.start
+        main(["--json", str(out), "--", *TINY, "--num-envs", "0"])
+    assert exit_info.value.code == 2
+    assert "error: --num-envs 0: accepted integers >= 1" in capsys.readouterr().err
+    assert not out.exists()

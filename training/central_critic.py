@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from nertz_env.cli_checks import output_file
 from nertz_env.engine.constants import DECK_SIZE, HIDDEN_SIZE
 
 
@@ -136,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("runs", nargs="+", help="run directories of train_selfplay")
     parser.add_argument("--window", type=int, default=100, help="updates averaged at the start and at the end")
-    parser.add_argument("--out", help="write the figures to this JSON file")
+    parser.add_argument("--out", type=output_file(), help="write the figures to this JSON file")
     a = parser.parse_args(argv)
     if a.window < 1:
         parser.error(f"--window {a.window}: accepted an integer >= 1")

@@ -45,11 +45,12 @@ def minibatch_norms(t, batch: Batch, mb_index: torch.Tensor, cloning: bool, bc_c
     return out
 
 
-def measure(argv: Sequence[str], updates: int) -> dict[str, float]:
+def measure(argv: Sequence[str], updates: int, as_command: bool = False) -> dict[str, float]:
     """The median of each ``{term}_{part}`` over the minibatches of ``updates`` rollouts of the
     trainer ``train_selfplay`` builds from ``argv``, and the share of the sum's gradient the clip
-    to ``--max-grad-norm`` keeps (``kept``)."""
-    t, loop, buf, first = train_selfplay.open_trainer(argv)
+    to ``--max-grad-norm`` keeps (``kept``). ``as_command``: a bad trainer flag is one line
+    (``train_selfplay.open_trainer``)."""
+    t, loop, buf, first = train_selfplay.open_trainer(argv, as_command)
     rows: list[dict[str, float]] = []
     for update in range(first, first + updates):
         cloning, _, bc_coef = train_selfplay.schedule(t, update)  # the network is not stepped: no rate
@@ -73,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     if a.updates < 1:
         parser.error(f"--updates {a.updates}: accepted an integer >= 1")
     flags = [f for f in a.trainer if f != "--"]
-    result = measure(flags, a.updates)
+    result = measure(flags, a.updates, as_command=True)
     print(f"trainer flags: {' '.join(flags) or '(defaults)'}")
     print(f"gradient norms, medians over the minibatches of {a.updates} rollouts:")
     print(f"{'term':>8} {'network':>9} {'summary':>9}")

@@ -35,10 +35,11 @@ from nertz_env.training.selfplay_ppo import advantages, collect, update
 PARTS = ("env", "features", "teacher", "net", "opponents", "gae", "update")
 
 
-def profile(argv: Sequence[str], updates: int, dense: bool = False) -> dict[str, float]:
+def profile(argv: Sequence[str], updates: int, dense: bool = False, as_command: bool = False) -> dict[str, float]:
     """Median shares of each part and ``decisions_per_s`` over ``updates`` updates (after one
-    warm-up) of the trainer ``train_selfplay`` builds from ``argv``."""
-    t, loop, buf, first = train_selfplay.open_trainer(argv)
+    warm-up) of the trainer ``train_selfplay`` builds from ``argv``. ``as_command``: a bad trainer
+    flag is one line (``train_selfplay.open_trainer``)."""
+    t, loop, buf, first = train_selfplay.open_trainer(argv, as_command)
     if dense:
         t.net.summary = lambda obs: t.net.body(obs.float() * t.net.scale)
     rows: list[dict[str, float]] = []
@@ -61,8 +62,9 @@ def profile(argv: Sequence[str], updates: int, dense: bool = False) -> dict[str,
 
 
 def repeated(argv: Sequence[str], updates: int, dense: bool, repeats: int) -> dict:
-    """``profile`` run ``repeats`` times: the median of each figure over them, and every rate."""
-    runs = [profile(argv, updates, dense) for _ in range(repeats)]
+    """``profile`` run ``repeats`` times, for the command (a bad trainer flag is one line): the
+    median of each figure over them, and every rate."""
+    runs = [profile(argv, updates, dense, as_command=True) for _ in range(repeats)]
     medians: dict = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
     medians["rates"] = [r["decisions_per_s"] for r in runs]
     return medians

@@ -32,10 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nertz_env.agents import parse_value
 from nertz_env.cli_checks import Parser, require
 from nertz_env.config import REWARD_MODES, NertzConfig
-from nertz_env.training.args import arg, flag_errors, parse, to_json
+from nertz_env.options import parse_rule_options
+from nertz_env.training.args import arg, check_numbers, flag_errors, parse, to_json
 
 
 @dataclass
@@ -68,13 +68,20 @@ class Args:
 
 
 def nertz_config(args: Args) -> NertzConfig:
-    rules: dict[str, Any] = {}
-    for item in args.rules:
-        key, eq, value = item.partition("=")
-        if not eq:
-            raise SystemExit(f"--rules takes key=value, got {item!r}")
-        rules[key.strip()] = tuple(parse_value(v) for v in value.split(",")) if "," in value else parse_value(value)
-    return NertzConfig.from_kwargs(num_players=args.num_players, reward=args.reward, **rules)
+    return NertzConfig.from_kwargs(num_players=args.num_players, reward=args.reward, **parse_rule_options(args.rules))
+
+
+def check_args(args: Args) -> None:
+    """Every number in range, or a ``ValueError`` naming the flag (before Ray starts or anything is written)."""
+    for name in ("iterations", "num_envs_per_env_runner", "train_batch_size", "minibatch_size", "num_epochs"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted an integer >= 1")
+    for name in ("seed", "num_cpus", "num_env_runners", "num_learners", "threads", "save_every", "eval_deals"):
+        if getattr(args, name) < 0:
+            raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted an integer >= 0")
+    if not args.hidden or min(args.hidden) < 1:
+        raise ValueError(f"--hidden {args.hidden}: accepted layer sizes >= 1")
+    check_numbers(args)
 
 
 def iteration_line(result: Mapping[str, Any], wall_s: float, policy_id: str) -> tuple[str, float]:
@@ -123,6 +130,7 @@ def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
     ``prog: error: ...`` and status 2 (``args.flag_errors``); else it raises."""
     with flag_errors(as_command):
         args = parse(Args, argv)
+        check_args(args)
         config = nertz_config(args)
         if as_command:
             require(Parser(prog=Path(sys.argv[0]).name), "ray", what="train_rllib")

@@ -202,13 +202,15 @@ def schedule(t: Trainer, update: int) -> tuple[bool, float, float]:
     return cloning, lr, 1.0 if cloning else a.bc_coef * (1.0 - ppo_progress)
 
 
-def open_trainer(argv: Sequence[str]) -> tuple[Trainer, Loop, Rollout, int]:
+def open_trainer(argv: Sequence[str], as_command: bool = False) -> tuple[Trainer, Loop, Rollout, int]:
     """The trainer ``argv`` (this command's flags) builds, its loop state, a rollout buffer and the
     first update to run, without a run directory, TensorBoard or progress bar: for the tools that
-    measure a trainer's updates (``profile_selfplay``, ``loss_gradients``)."""
-    args, _, resume = start(["--tensorboard", "false", "--progress", "false", *argv])
-    t = build(args)
-    loop, first, _ = restore(t, resume)
+    measure a trainer's updates (``profile_selfplay``, ``loss_gradients``). ``as_command``: a bad
+    flag is reported as ``main`` reports it (``args.flag_errors``)."""
+    with flag_errors(as_command):
+        args, _, resume = start(["--tensorboard", "false", "--progress", "false", *argv])
+        t = build(args)
+        loop, first, _ = restore(t, resume)
     return t, loop, Rollout.for_trainer(t), first
 
 
