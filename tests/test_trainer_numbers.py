@@ -1,6 +1,7 @@
-"""The PPO trainers refuse a number out of range (``training.args.NUMBER_RANGES``) before anything
-is built or written, with the flag, the value and what is accepted; before this check a negative
-clip or a discount above 1 trained silently, and a NaN coefficient failed deep in the update."""
+"""The PPO trainers refuse a number out of range (``training.args.NUMBER_RANGES``) or a bad rule
+option (``training.args.rules_config``) before anything is built or written, with the flag, the value
+and what is accepted; before these checks a negative clip or a discount above 1 trained silently,
+and a NaN coefficient failed deep in the update."""
 
 import math
 
@@ -58,3 +59,35 @@ def test_the_sb3_trainer_checks_the_numbers_it_has():
     with pytest.raises(ValueError, match="--ent-coef nan: accepted a finite number >= 0"):
         train_sb3.check_args(train_sb3.Args(ent_coef=NAN))
     train_sb3.check_args(train_sb3.Args(gamma=1.0))
+
+
+@pytest.mark.parametrize(
+    ("rules", "said"),
+    [(("stock_draw",), "--rules stock_draw: rule options are key=value, got 'stock_draw'"),
+     (("bogus=1",), "--rules bogus=1: unknown option(s) bogus; known options: aces_to_work"),
+     (("stock_draw=1", "stock_draw=7"), "--rules stock_draw=1 stock_draw=7: invalid stock_draw=7: accepted 3 or 1")],
+)  # fmt: skip
+def test_a_bad_rule_option_is_refused_by_the_rules_flag(rules, said):
+    """``training.args.rules_config``: before it, an unknown option was a ``TypeError`` traceback
+    and ``train_sb3`` made its run directory before failing."""
+    with pytest.raises(ValueError) as err:
+        selfplay_args.check_args(selfplay_args.Args(rules=rules))
+    assert str(err.value).startswith(said)
+
+
+def test_the_rules_build_the_config_the_games_are_played_under():
+    from nertz_env.config import NertzConfig
+    from nertz_env.training.args import rules_config
+
+    config = rules_config(3, "lead", ("stock_draw=1", "partners=false"))
+    assert config == NertzConfig(num_players=3, reward="lead", stock_draw=1, partners=False)
+    with pytest.raises(ValueError, match="num_players=9") as err:  # its own flag's error, not --rules'
+        rules_config(9, "relative", ())
+    assert "--rules" not in str(err.value)
+
+
+def test_the_sb3_trainer_refuses_bad_rules_before_making_its_run_directory(tmp_path):
+    train_sb3 = pytest.importorskip("nertz_env.training.train_sb3", reason="needs stable-baselines3")
+    with pytest.raises(ValueError, match="--rules bogus=1: unknown option"):
+        train_sb3.main(["--rules", "bogus=1", "--out-dir", str(tmp_path / "runs")])
+    assert not (tmp_path / "runs").exists()

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from nertz_env.cli_checks import Parser
+from nertz_env.config import NertzConfig
+from nertz_env.options import parse_rule_options
 
 T = TypeVar("T")
 
@@ -62,6 +64,17 @@ def check_numbers(args: Any) -> None:
         value = getattr(args, name, None)
         if value is not None and not (math.isfinite(value) and accepts(value)):
             raise ValueError(f"--{name.replace('_', '-')} {value}: accepted {accepted}")
+
+
+def rules_config(num_players: int, reward: str, rules: Sequence[str]) -> NertzConfig:
+    """A trainer's games: ``NertzConfig`` from its ``--num-players``, ``--reward`` and ``--rules
+    KEY=VALUE ...``. An item without ``=``, an unknown option or a value the config refuses is a
+    ``ValueError`` that names ``--rules`` (and, from the config, the options or values accepted)."""
+    NertzConfig.from_kwargs(num_players=num_players, reward=reward)  # their own flags' errors first
+    try:
+        return NertzConfig.from_kwargs(num_players=num_players, reward=reward, **parse_rule_options(rules))
+    except ValueError as err:
+        raise ValueError(f"--rules {' '.join(rules)}: {err}") from None
 
 
 def _bool(text: str) -> bool:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from nertz_env.agents.features import FEATURE_GROUPS, feature_columns
 from nertz_env.config import REWARD_MODES
-from nertz_env.training.args import arg, check_numbers
+from nertz_env.training.args import arg, check_numbers, rules_config
 from nertz_env.training.checkpoint import resolve_device
 from nertz_env.training.opponent_pool import SAMPLINGS
 from nertz_env.training.selfplay_ppo import Seats
@@ -116,6 +116,7 @@ def check_args(args: Args) -> None:
         if getattr(args, name) < 0:
             raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted an integer >= 0")
     check_numbers(args)
+    rules_config(args.num_players, args.reward, args.rules)
     if not 0.0 <= args.self_play_fraction <= 1.0:
         raise ValueError(f"--self-play-fraction {args.self_play_fraction}: accepted 0 to 1")
     if not 0.0 < args.pfsp_rate <= 1.0:

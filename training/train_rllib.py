@@ -34,8 +34,7 @@ from typing import Any
 
 from nertz_env.cli_checks import Parser, require
 from nertz_env.config import REWARD_MODES, NertzConfig
-from nertz_env.options import parse_rule_options
-from nertz_env.training.args import arg, check_numbers, flag_errors, parse, to_json
+from nertz_env.training.args import arg, check_numbers, flag_errors, parse, rules_config, to_json
 
 
 @dataclass
@@ -68,7 +67,7 @@ class Args:
 
 
 def nertz_config(args: Args) -> NertzConfig:
-    return NertzConfig.from_kwargs(num_players=args.num_players, reward=args.reward, **parse_rule_options(args.rules))
+    return rules_config(args.num_players, args.reward, args.rules)
 
 
 def check_args(args: Args) -> None:

@@ -36,7 +36,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
 from nertz_env.config import REWARD_MODES, NertzConfig
 from nertz_env.options import parse_rule_options
-from nertz_env.training.args import arg, check_numbers, flag_errors, parse_given, resume_args
+from nertz_env.training.args import arg, check_numbers, flag_errors, parse_given, resume_args, rules_config
 from nertz_env.training.checkpoint import (
     CheckpointError,
     atomic_write,
@@ -208,6 +208,7 @@ def check_args(args: Args) -> None:
     if args.eval_every < 0:
         raise ValueError(f"--eval-every {args.eval_every}: accepted an integer >= 0")
     check_numbers(args)
+    rules_config(args.num_players, args.reward, args.rules)
     if not args.hidden or min(args.hidden) < 1:
         raise ValueError(f"--hidden {args.hidden}: accepted layer sizes >= 1")
     resolve_device(args.device)
@@ -266,7 +267,7 @@ def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
     run_dir.mkdir(parents=True, exist_ok=True)
     remove_partial_files(run_dir)
     say(f"run directory: {run_dir}")
-    config = NertzConfig(num_players=args.num_players, reward=args.reward, **parse_rule_options(args.rules))
+    config = rules_config(args.num_players, args.reward, args.rules)
     (run_dir / "config.json").write_text(json.dumps({"args": asdict(args), "rules": config.to_dict()}, indent=2))
     random.seed(args.seed)
     np.random.seed(args.seed)  # noqa: NPY002 - SB3 samples from the global generator

@@ -61,8 +61,7 @@ from nertz_env import agents
 from nertz_env.agents.features import ActionFeatures
 from nertz_env.agents.policy import build_scorer, save_policy
 from nertz_env.config import NertzConfig
-from nertz_env.options import parse_rule_options
-from nertz_env.training.args import flag_errors, parse_given, resume_args
+from nertz_env.training.args import flag_errors, parse_given, resume_args, rules_config
 from nertz_env.training.central_critic import CentralCritic
 from nertz_env.training.checkpoint import (
     CheckpointError,
@@ -138,7 +137,7 @@ def build(args: Args) -> Trainer:
         torch.set_num_threads(args.threads)
     device = training_device(args.device)
     rng = np.random.default_rng(args.seed)
-    config = NertzConfig(num_players=args.num_players, reward=args.reward, **parse_rule_options(args.rules))
+    config = rules_config(args.num_players, args.reward, args.rules)
     lookahead = args.lookahead_depth if args.lookahead_features else 0
     envs = NertzVectorEnv(args.num_envs, **config.to_dict())
     net = build_scorer(config, args.hidden, args.action_hidden, lookahead, args.drop_features, args.cycle_features,
