@@ -57,6 +57,14 @@ NUMBER_RANGES: dict[str, tuple[typing.Callable[[float], bool], str]] = {
 }
 
 
+def check_counts(args: Any, names: Sequence[str], minimum: int) -> None:
+    """Each field of ``args`` in ``names`` is an integer >= ``minimum``, or a ``ValueError`` names
+    the flag, the value given and the values accepted."""
+    for name in names:
+        if getattr(args, name) < minimum:
+            raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted an integer >= {minimum}")
+
+
 def check_numbers(args: Any) -> None:
     """Each field of ``args`` named in ``NUMBER_RANGES`` is finite and in its range, or a
     ``ValueError`` names the flag, the value given and the values accepted."""

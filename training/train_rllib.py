@@ -34,7 +34,7 @@ from typing import Any
 
 from nertz_env.cli_checks import Parser, require
 from nertz_env.config import REWARD_MODES, NertzConfig
-from nertz_env.training.args import arg, check_numbers, flag_errors, parse, rules_config, to_json
+from nertz_env.training.args import arg, check_counts, check_numbers, flag_errors, parse, rules_config, to_json
 
 
 @dataclass
@@ -72,12 +72,9 @@ def nertz_config(args: Args) -> NertzConfig:
 
 def check_args(args: Args) -> None:
     """Every number in range, or a ``ValueError`` naming the flag (before Ray starts or anything is written)."""
-    for name in ("iterations", "num_envs_per_env_runner", "train_batch_size", "minibatch_size", "num_epochs"):
-        if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted an integer >= 1")
-    for name in ("seed", "num_cpus", "num_env_runners", "num_learners", "threads", "save_every", "eval_deals"):
-        if getattr(args, name) < 0:
-            raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted an integer >= 0")
+    check_counts(args, ("iterations", "num_envs_per_env_runner", "train_batch_size", "minibatch_size", "num_epochs"), 1)
+    check_counts(args, ("seed", "num_cpus", "num_env_runners", "num_learners", "threads", "save_every",
+                        "eval_deals"), 0)  # fmt: skip
     if not args.hidden or min(args.hidden) < 1:
         raise ValueError(f"--hidden {args.hidden}: accepted layer sizes >= 1")
     check_numbers(args)

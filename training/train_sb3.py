@@ -36,7 +36,15 @@ from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
 from nertz_env.config import REWARD_MODES, NertzConfig
 from nertz_env.options import parse_rule_options
-from nertz_env.training.args import arg, check_numbers, flag_errors, parse_given, resume_args, rules_config
+from nertz_env.training.args import (
+    arg,
+    check_counts,
+    check_numbers,
+    flag_errors,
+    parse_given,
+    resume_args,
+    rules_config,
+)
 from nertz_env.training.checkpoint import (
     CheckpointError,
     atomic_write,
@@ -201,12 +209,9 @@ def evaluate_now(model, run_dir: Path, config: NertzConfig, args: Args, logger) 
 
 def check_args(args: Args) -> None:
     """Every flag in range, or an error naming it."""
-    for name in ("total_steps", "num_envs", "num_players", "n_steps", "batch_size", "n_epochs", "save_every",
-                 "eval_deals"):  # fmt: skip
-        if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted an integer >= 1")
-    if args.eval_every < 0:
-        raise ValueError(f"--eval-every {args.eval_every}: accepted an integer >= 0")
+    check_counts(args, ("total_steps", "num_envs", "num_players", "n_steps", "batch_size", "n_epochs", "save_every",
+                        "eval_deals"), 1)  # fmt: skip
+    check_counts(args, ("eval_every",), 0)
     check_numbers(args)
     rules_config(args.num_players, args.reward, args.rules)
     if not args.hidden or min(args.hidden) < 1:

@@ -34,7 +34,7 @@ from torch import nn
 from nertz_env import tasks
 from nertz_env.agents.policy import build_network, save_policy
 from nertz_env.config import REWARD_MODES
-from nertz_env.training.args import arg, check_numbers, flag_errors, parse_given, resume_args
+from nertz_env.training.args import arg, check_counts, check_numbers, flag_errors, parse_given, resume_args
 from nertz_env.training.checkpoint import atomic_write, load_torch_checkpoint, say
 
 try:
@@ -148,9 +148,7 @@ def start(argv: list[str] | None) -> tuple[Args, Path, dict | None]:
     else:
         run_dir = Path(args.out_dir) / f"nertz_v0__{args.algo}__{args.task}__{args.seed}__{int(time.time())}"
     tasks.get(args.task)
-    for name in ("total_steps", "num_envs", "num_steps", "epochs", "minibatches"):
-        if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted an integer >= 1")
+    check_counts(args, ("total_steps", "num_envs", "num_steps", "epochs", "minibatches"), 1)
     check_numbers(args)
     return args, run_dir, saved
 
