@@ -152,6 +152,10 @@ def main() -> None:
     ap.add_argument("tree")
     ap.add_argument("--runs", type=int, default=7)
     args = ap.parse_args()
+    if args.runs < 1:  # plain argparse: nertz_env.cli_checks would import another tree's nertz_env first
+        ap.error(f"argument --runs: expected an integer >= 1, got {args.runs}")
+    if not os.path.isfile(os.path.join(args.tree, "pyproject.toml")):
+        ap.error(f"argument tree: {args.tree!r} is not a nertz-env source tree (no pyproject.toml)")
     engine, agents = load(os.path.abspath(args.tree))
     from nertz_env.vector import NertzVectorEnv
 

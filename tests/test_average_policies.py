@@ -51,7 +51,7 @@ def test_what_cannot_be_averaged_is_refused_with_the_reason(tmp_path, capsys):
     assert "keeps 1 policies, fewer than --last 3" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main([str(tmp_path), "--last", "0", "--out", str(tmp_path / "a.pt")])
-    assert "--last 0" in capsys.readouterr().err
+    assert "argument --last: expected an integer >= 1, got '0'" in capsys.readouterr().err
     other = _keep(tmp_path, 200, 1, hidden=(32,))
     with pytest.raises(ValueError, match="not the same network and rules"):
         average(kept_policies(tmp_path), tmp_path / "a.pt")

@@ -133,3 +133,10 @@ def test_the_diagnostics_refuse_an_out_file_they_could_not_write_before_reading_
         diagnostics_main([str(tmp_path), "--out", str(out)])
     assert exit_info.value.code == 2
     assert f"argument --out: the folder '{out.parent}' of '{out}' does not exist" in capsys.readouterr().err
+
+
+def test_the_diagnostics_refuse_a_window_below_one(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        diagnostics_main([str(tmp_path), "--window", "0"])
+    assert exit_info.value.code == 2
+    assert "argument --window: expected an integer >= 1, got '0'" in capsys.readouterr().err

@@ -71,3 +71,16 @@ def test_the_report_names_both_trees_and_takes_medians_of_alternate_runs(monkeyp
     assert calls == [compare.HERE, tmp_path] * 4  # a warm-up each, then three alternate rounds
     assert report["medians"]["this"]["vector"] == 300.0 and report["medians"]["other"]["vector"] == 150.0
     assert report["ratios"]["engine"] == 2.0
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [(["/", "--runs", "1"], "argument tree: '/' is not a nertz-env source tree"),
+     ([str(ROOT), "--runs", "0"], "argument --runs: expected an integer >= 1, got 0")],
+)  # fmt: skip
+def test_the_workload_refuses_a_bad_tree_or_run_count_before_it_imports(argv, message):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(compare.WORKLOAD), *argv], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr

@@ -225,9 +225,12 @@ def test_of_two_processes_that_need_a_kernel_one_compiles_it_and_the_other_loads
 def test_the_number_of_compiling_processes_is_checked(monkeypatch):
     from nertz_env.engine import warm
 
-    monkeypatch.setenv("NERTZ_COMPILE_JOBS", "two")
-    with pytest.raises(ValueError, match="NERTZ_COMPILE_JOBS must be a whole number of processes"):
-        warm.jobs()
+    for bad in ("two", "0", "-2", "1.5"):
+        monkeypatch.setenv("NERTZ_COMPILE_JOBS", bad)
+        with pytest.raises(ValueError, match=f"NERTZ_COMPILE_JOBS must be a whole number of processes .*'{bad}'"):
+            warm.jobs()
+    monkeypatch.setenv("NERTZ_COMPILE_JOBS", " 3 ")
+    assert warm.jobs() == 3
     monkeypatch.setenv("NERTZ_COMPILE_JOBS", "1")
     assert warm.jobs() == 1
     monkeypatch.delenv("NERTZ_COMPILE_JOBS")

@@ -60,9 +60,10 @@ def test_a_cloning_update_has_no_policy_term_and_the_json_is_written(tmp_path, c
 
 
 def test_bad_flags_are_refused(capsys, tmp_path):
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as exit_info:
         main(["--updates", "0", "--", *TINY])
-    assert "--updates 0" in capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert "error: argument --updates: expected an integer >= 1, got '0'" in capsys.readouterr().err
     with pytest.raises(SystemExit):  # refused before anything is measured
         main(["--json", str(tmp_path / "no" / "such" / "g.json"), "--", *TINY])
 

@@ -30,10 +30,12 @@ def test_a_run_with_the_hidden_card_critic_is_profiled_with_its_fit(monkeypatch)
     assert 0.5 < sum(result[k] for k in PARTS) <= 1.0 + 1e-9
 
 
-def test_bad_flags_are_refused(capsys):
-    with pytest.raises(SystemExit):
-        main(["--updates", "0", "--", *TINY])
-    assert "--updates 0" in capsys.readouterr().err
+@pytest.mark.parametrize("flag", ["--updates", "--repeats"])
+def test_bad_flags_are_refused(flag, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([flag, "0", "--", *TINY])
+    assert exit_info.value.code == 2
+    assert f"error: argument {flag}: expected an integer >= 1, got '0'" in capsys.readouterr().err
 
 
 def test_repeats_and_json_record_every_rate(tmp_path, capsys):

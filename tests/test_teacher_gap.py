@@ -22,3 +22,12 @@ def test_a_bad_agent_spec_is_a_clear_cli_error(capsys):
     with pytest.raises(SystemExit):
         tg.main(["--player", "nosuchagent"])
     assert "nosuchagent" in capsys.readouterr().err
+
+
+def test_more_games_than_memory_holds_is_one_line_naming_the_flag(capsys):
+    with pytest.raises(SystemExit) as exit_info:  # was a MemoryError traceback from the vector env
+        tg.main(["--player", "heuristic", "--games", str(10**12), "--ticks", "1"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"error: --games {10**12}: Unable to allocate" in err and "play fewer games" in err
+    assert "Traceback" not in err

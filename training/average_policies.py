@@ -11,11 +11,11 @@ it averaged and the decisions of the newest.
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
 from nertz_env.agents.policy import load_network, save_policy
+from nertz_env.cli_checks import Parser, at_least
 from nertz_env.training.init_policy import same_network
 
 
@@ -54,13 +54,11 @@ def average(files: Sequence[str | Path], out: str | Path) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = Parser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run", help="a run directory of train_selfplay")
-    parser.add_argument("--last", type=int, default=10, help="how many of the newest kept policies to average")
+    parser.add_argument("--last", type=at_least(1), default=10, help="how many of the newest kept policies to average")
     parser.add_argument("--out", required=True, help="the policy file to write")
     a = parser.parse_args(argv)
-    if a.last < 1:
-        parser.error(f"--last {a.last}: accepted an integer >= 1")
     try:
         files = kept_policies(a.run)
         if len(files) < a.last:

@@ -17,14 +17,13 @@ unbiased (asymmetric actor-critic).
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from nertz_env.cli_checks import output_file
+from nertz_env.cli_checks import Parser, at_least, output_file
 from nertz_env.engine.constants import DECK_SIZE, HIDDEN_SIZE
 
 
@@ -132,15 +131,13 @@ def diagnostics(run_dir: str | Path, window: int = 100) -> dict[str, dict[str, f
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         description="What the critics explain, and how far PPO moves, in train_selfplay runs"
     )
     parser.add_argument("runs", nargs="+", help="run directories of train_selfplay")
-    parser.add_argument("--window", type=int, default=100, help="updates averaged at the start and at the end")
+    parser.add_argument("--window", type=at_least(1), default=100, help="updates averaged at the start and at the end")
     parser.add_argument("--out", type=output_file(), help="write the figures to this JSON file")
     a = parser.parse_args(argv)
-    if a.window < 1:
-        parser.error(f"--window {a.window}: accepted an integer >= 1")
     try:
         result = {run: diagnostics(run, a.window) for run in a.runs}
     except FileNotFoundError as exc:

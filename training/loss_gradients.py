@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import torch
 
-from nertz_env.cli_checks import output_file
+from nertz_env.cli_checks import Parser, at_least, output_file
 from nertz_env.training import train_selfplay
 from nertz_env.training.selfplay_ppo import Batch, advantages, collect, loss_terms, total_loss
 
@@ -66,13 +66,13 @@ def measure(argv: Sequence[str], updates: int, as_command: bool = False) -> dict
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--updates", type=int, default=3, help="rollouts measured (one epoch of minibatches each)")
+    parser = Parser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--updates", type=at_least(1), default=3, help="rollouts measured (one epoch of minibatches each)"
+    )
     parser.add_argument("--json", type=output_file(), default=None, help="also write the figures to this JSON file")
     parser.add_argument("trainer", nargs=argparse.REMAINDER, help="train_selfplay flags, after --")
     a = parser.parse_args(argv)
-    if a.updates < 1:
-        parser.error(f"--updates {a.updates}: accepted an integer >= 1")
     flags = [f for f in a.trainer if f != "--"]
     result = measure(flags, a.updates, as_command=True)
     print(f"trainer flags: {' '.join(flags) or '(defaults)'}")

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 import torch
 
-from nertz_env.cli_checks import output_file
+from nertz_env.cli_checks import Parser, at_least, output_file
 from nertz_env.training import train_selfplay
 from nertz_env.training.selfplay_ppo import advantages, collect, update
 
@@ -71,19 +71,18 @@ def repeated(argv: Sequence[str], updates: int, dense: bool, repeats: int) -> di
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--updates", type=int, default=5, help="updates timed after one warm-up (median over them)")
+    parser = Parser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--updates", type=at_least(1), default=5, help="updates timed after one warm-up (median over them)"
+    )
     parser.add_argument(
         "--peer", choices=["none", "dense", "catalogue", "afterstate"], default="none",
         help="also time the dense first layer, the catalogue sampler or the network without afterstates (same run)",
     )  # fmt: skip
-    parser.add_argument("--repeats", type=int, default=1, help="profiles run (medians over them)")
+    parser.add_argument("--repeats", type=at_least(1), default=1, help="profiles run (medians over them)")
     parser.add_argument("--json", type=output_file(), default=None, help="also write the figures to this JSON file")
     parser.add_argument("trainer", nargs=argparse.REMAINDER, help="train_selfplay flags, after --")
     a = parser.parse_args(argv)
-    for name in ("updates", "repeats"):
-        if getattr(a, name) < 1:
-            parser.error(f"--{name} {getattr(a, name)}: accepted an integer >= 1")
     flags = [f for f in a.trainer if f != "--"]
     peers = {"none": [], "dense": [("dense first layer", flags, True)],
              "catalogue": [("catalogue sampler", [*flags, "--sampler", "catalogue"], False)],

@@ -71,6 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         record = teacher_gap(args.player, args.teacher, args.games, args.ticks, args.seed)
     except USER_ERRORS as err:
         ap.error(str(err))
+    except MemoryError as err:  # numpy's own message gives the size asked for
+        ap.error(f"--games {args.games}: {err}; play fewer games side by side")
     print(json.dumps(record, indent=1))
     return 0
 

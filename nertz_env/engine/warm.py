@@ -110,9 +110,12 @@ def jobs() -> int:
     value = os.environ.get(ENV, "")
     if value.strip():
         try:
-            return max(1, int(value))
+            count = int(value)
         except ValueError:
-            raise ValueError(f"{ENV} must be a whole number of processes (1 or more), got {value!r}") from None
+            count = 0
+        if count < 1:
+            raise ValueError(f"{ENV} must be a whole number of processes (1 or more), got {value!r}")
+        return count
     return 1 + len(JOBS) if (os.cpu_count() or 1) > 1 else 1
 
 
