@@ -94,3 +94,38 @@ def test_a_page_without_the_table_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         learning_results.main(["--check", str(tmp_path / "missing.md")])
     assert exc.value.code == 2 and "missing.md" in capsys.readouterr().err
+
+
+def _stored(folder, name, first, win, deals=10_000, seed=2032):
+    """A kept report of ``first`` against three ``heuristic:depth=3`` with win share ``win``."""
+    agents = [first, "heuristic:depth=3", "heuristic:depth=3#2", "heuristic:depth=3#3"]
+    summary = [{"agent": a, "win_share": w, "win_ci": [w - 0.004, w + 0.004]}
+               for a, w in zip(agents, [win, *[(1 - win) / 3] * 3])]  # fmt: skip
+    report = {"note": name, "agents": agents, "specs": [first, *["heuristic:depth=3"] * 3], "deals": deals,
+              "seed": seed, "summary": summary, "paired": []}  # fmt: skip
+    (folder / f"{name}.json").write_text(json.dumps(report))
+
+
+def test_the_plot_draws_the_search_free_trained_players_of_the_standard_evaluation(tmp_path, capsys):
+    _stored(tmp_path, "recipe_seed1", "policy:path=runs/a/policy.pt", 0.262)
+    _stored(tmp_path, "recipe_cloning_only", "policy:path=runs/a/clone.pt", 0.215)
+    _stored(tmp_path, "shipped", "ppo", 0.264)
+    _stored(tmp_path, "called_by_rule", "ppo:call=ahead", 0.265)  # a rule put in: not the network's play
+    _stored(tmp_path, "other_seed", "policy:path=runs/a/policy.pt", 0.267, seed=2041)
+    _stored(tmp_path, "fewer_deals", "policy:path=runs/a/policy.pt", 0.270, deals=4000)
+    _stored(tmp_path, "the_search", "heuristic:depth=3,wait=soon", 0.259)
+    _stored(tmp_path, "learned_search", "rollout", 0.287)
+    rows = learning_results.search_free(tmp_path)
+    assert [r[0] for r in rows] == ["recipe_cloning_only", "recipe_seed1", "shipped"]
+    assert rows[1][1:] == pytest.approx((0.262, 0.258, 0.266))
+    pytest.importorskip("matplotlib", reason="the plot needs the training extra's matplotlib")
+    out = tmp_path / "plateau.png"
+    assert learning_results.main(["--folder", str(tmp_path), "--plot", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert capsys.readouterr().out == f"{out}: 3 search-free players drawn\n"
+
+
+def test_the_plot_is_refused_where_it_could_not_be_written(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        learning_results.main(["--folder", str(tmp_path), "--plot", str(tmp_path / "plateau.pdf")])
+    assert exit_info.value.code == 2 and "must end in .png" in capsys.readouterr().err
