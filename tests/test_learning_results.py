@@ -129,3 +129,17 @@ def test_the_plot_is_refused_where_it_could_not_be_written(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         learning_results.main(["--folder", str(tmp_path), "--plot", str(tmp_path / "plateau.pdf")])
     assert exit_info.value.code == 2 and "must end in .png" in capsys.readouterr().err
+
+
+def test_the_plot_without_matplotlib_is_one_line_naming_the_extra(tmp_path, capsys, monkeypatch):
+    from nertz_env.training import plots
+
+    def missing():
+        raise ImportError("the plots need matplotlib: pip install 'nertz-env[training]'")
+
+    monkeypatch.setattr(plots, "_pyplot", missing)
+    _stored(tmp_path, "recipe_seed1", "policy:path=runs/a/policy.pt", 0.262)
+    with pytest.raises(SystemExit) as exit_info:
+        learning_results.main(["--folder", str(tmp_path), "--plot", str(tmp_path / "p.png")])
+    assert exit_info.value.code == 2
+    assert "--plot" in (err := capsys.readouterr().err) and "nertz-env[training]" in err and "Traceback" not in err

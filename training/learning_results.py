@@ -6,7 +6,7 @@ players").
     python -m nertz_env.training.learning_results          # prints the table
     python -m nertz_env.training.learning_results --write docs/research-log.md   # puts it in the page
     python -m nertz_env.training.learning_results --check docs/research-log.md   # exit 1 if it differs
-    python -m nertz_env.training.learning_results --plot docs/learning/plateau.png  # every trained player
+    python -m nertz_env.training.learning_results --plot docs/plateau.png          # every trained player
 
 In a page the table lies between a ``<!-- learned:start -->`` and a ``<!-- learned:end -->`` line
 (``training.pages``), which ``--write`` keeps.
@@ -148,7 +148,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     fresh = table(folder)
     if args.plot:
         rows = search_free(folder)
-        print(f"{plot_search_free(rows, args.plot)}: {len(rows)} search-free players drawn")
+        try:
+            print(f"{plot_search_free(rows, args.plot)}: {len(rows)} search-free players drawn")
+        except ImportError as exc:  # matplotlib comes with the training extra
+            ap.error(f"--plot {args.plot}: {exc}")
     page = args.write or args.check
     if page is None:
         if not args.plot:
