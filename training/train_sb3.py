@@ -35,7 +35,6 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
 from nertz_env.config import REWARD_MODES, NertzConfig
-from nertz_env.options import parse_rule_options
 from nertz_env.training.args import (
     arg,
     check_counts,
@@ -99,7 +98,8 @@ class Args:
     progress: bool = arg(True, "show a progress bar")
 
 
-def make_env(args: Args):
+def make_env(args: Args, config: NertzConfig):
+    """The training games under ``config`` (``rules_config`` of the flags), as SB3's vector env."""
     if args.mode == "single":
         import gymnasium
 
@@ -108,9 +108,7 @@ def make_env(args: Args):
                 gymnasium.make(
                     "nertz_env/NertzSingle-v0",
                     opponents=list(args.opponents),
-                    num_players=args.num_players,
-                    reward=args.reward,
-                    **parse_rule_options(args.rules),
+                    **config.to_dict(),
                 ).unwrapped
             )
 
@@ -119,8 +117,7 @@ def make_env(args: Args):
         return VecMonitor(env)
     from nertz_env.sb3 import NertzSB3VecEnv
 
-    env = NertzSB3VecEnv(num_games=args.num_envs, num_players=args.num_players, reward=args.reward, seed=args.seed,
-                         **parse_rule_options(args.rules))
+    env = NertzSB3VecEnv(num_games=args.num_envs, seed=args.seed, **config.to_dict())
     return VecMonitor(env)
 
 
@@ -224,7 +221,7 @@ def check_args(args: Args) -> None:
         )
 
 
-def build_model(args: Args, run_dir: Path, saved: dict[str, Any] | None):
+def build_model(args: Args, run_dir: Path, saved: dict[str, Any] | None, config: NertzConfig):
     device = training_device(args.device)  # on CUDA: deterministic algorithms, so resumes are exact
     if saved is not None:
         try:
@@ -241,7 +238,7 @@ def build_model(args: Args, run_dir: Path, saved: dict[str, Any] | None):
         return model
     return MaskablePPO(
         "MlpPolicy",
-        make_env(args),
+        make_env(args, config),
         n_steps=args.n_steps,
         batch_size=args.batch_size,
         n_epochs=args.n_epochs,
@@ -278,7 +275,7 @@ def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
     np.random.seed(args.seed)  # noqa: NPY002 - SB3 samples from the global generator
     torch.manual_seed(args.seed)
     began = time.perf_counter()
-    model = build_model(args, run_dir, saved)
+    model = build_model(args, run_dir, saved, config)
     progress = Checkpoints(args, run_dir, config, saved)
     write_json_lines(run_dir / "evals.jsonl", progress.evals)  # what the checkpoint holds, nothing after it
     remaining = args.total_steps - model.num_timesteps
