@@ -70,12 +70,13 @@ def check_agent_actions(actions: Any, agents: list[str], known: Mapping[str, int
         raise ValueError(f"missing actions for live agent(s) {missing}; every live agent acts each tick (R3)") from None
     for i, a in enumerate(chosen):
         if type(a) is not int or not 0 <= a < n:  # a plain int in range needs no more checks
-            chosen[i] = _one_action(a, agents[i], n)
+            chosen[i] = check_one_action(a, agents[i], n)
     return chosen
 
 
-def _one_action(value: Any, agent: str, n: int) -> int:
-    """An action as an int in range, or a clear error."""
+def check_one_action(value: Any, agent: str, n: int) -> int:
+    """``agent``'s action as an int 0..n-1 (a plain or numpy integer, or a one-element integer
+    array), or an error naming the agent: ``TypeError`` for a non-integer, ``ValueError`` out of range."""
     if isinstance(value, np.ndarray) and value.size == 1:
         value = value.reshape(()).item() if np.issubdtype(value.dtype, np.integer) else value.reshape(())
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):

@@ -47,7 +47,9 @@ an illegal action was played as WAIT.
 turn); off turn only WAIT is legal (the mask shows WAIT alone; anything else is illegal, played
 as WAIT, or raises under `strict`). The parallel API still takes every agent's action each tick
 (off-turn agents pass WAIT); `nertz_v0.env(turn_based=True)` is the true turn-based AEC env of
-`nertz_env.turn_based`, whose `agent_selection` is the player on turn. `move_ticks={"foundation":
+`nertz_env.turn_based`, whose `agent_selection` is the player on turn; without it,
+`nertz_v0.env()` collects every agent's action in turn and plays the tick at the last one
+(`nertz_env.simultaneous`), checking each action at the step that gives it. `move_ticks={"foundation":
 3, ...}`: a move of `d` ticks is judged when it is made, is in the air for `d - 1` more ticks (its
 player may only WAIT) and resolves, racing by R6, in the last of them; its reward comes then.
 The observation gains a timing section (`on_turn`, `air_ticks`, `air_kind`, `air_card`) only
@@ -119,7 +121,6 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
-from pettingzoo.utils.conversions import parallel_to_aec_wrapper
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from nertz_env import infos as _infos
@@ -131,6 +132,7 @@ from nertz_env.options import ObservationDtype, RuleOptions
 from nertz_env.options import observation_dtype as _observation_dtype
 from nertz_env.render import render_rgb, render_text
 from nertz_env.replay import Recording, start_recording
+from nertz_env.simultaneous import NertzSimultaneousEnv
 from nertz_env.turn_based import NertzTurnBasedEnv
 
 if TYPE_CHECKING:
@@ -268,11 +270,14 @@ class NertzParallelEnv(ParallelEnv):
 
     def _check_legal(self, chosen: list[int]) -> None:
         """Under ``strict``, an error naming the first illegal action of ``chosen`` (one per seat)."""
-        masks = self.game.masks
         for i, a in enumerate(chosen):
-            if not masks[i, a]:
-                raise ValueError(f"illegal action for {self.agents[i]}: {self.action_names[a]!r} ({a}): "
-                                 f"{self.game.why_illegal(i, a)}")
+            self._check_legal_one(i, a)
+
+    def _check_legal_one(self, seat: int, action: int) -> None:
+        """An error naming ``action`` (in range) if it is illegal for ``seat`` on this tick's table."""
+        if not self.game.masks[seat, action]:
+            raise ValueError(f"illegal action for {self.possible_agents[seat]}: {self.action_names[action]!r} "
+                             f"({action}): {self.game.why_illegal(seat, action)}")  # fmt: skip
 
     def _infos(self, after_step: bool) -> dict[str, dict[str, Any]]:
         """Every agent's info: the same numeric keys at reset and every step (``nertz_env.infos``)."""
@@ -386,7 +391,7 @@ def raw_env(
     )  # fmt: skip
     if parallel.config.turn_based:
         return NertzTurnBasedEnv(parallel)
-    return parallel_to_aec_wrapper(parallel)
+    return NertzSimultaneousEnv(parallel)
 
 
 def env(

@@ -147,6 +147,48 @@ def test_bad_actions_and_agents_raise_clear_errors():
         nertz_v0.parallel_env(num_player=3)
 
 
+@pytest.mark.parametrize(("bad", "error", "words"), [
+    (181, ValueError, "action 181 for player_0 is out of range; actions are 0..180"),
+    (-1, ValueError, "action -1 for player_0 is out of range"),
+    (1.5, TypeError, "action for player_0 must be an integer 0..180, got 1.5"),
+    ("draw", TypeError, "action for player_0 must be an integer"),
+    (None, TypeError, "action for player_0 must be an integer"),
+])  # fmt: skip
+def test_aec_refuses_a_bad_action_at_the_step_that_gives_it(bad, error, words):
+    """R3 simultaneous play in AEC form: the action is checked when player_0 gives it, not when
+    the last agent closes the tick, and it is not kept: the tick then plays as if it never came."""
+    env, twin = nertz_v0.env(num_players=3), nertz_v0.env(num_players=3)
+    env.reset(seed=4)
+    twin.reset(seed=4)
+    with pytest.raises(error, match=words):
+        env.step(bad)
+    assert env.agent_selection == "player_0"
+    for agent in ("player_0", "player_1", "player_2"):
+        assert env.agent_selection == twin.agent_selection == agent
+        env.step(1)  # DRAW, legal on every fresh deal (R4.1)
+        twin.step(1)
+    assert env.unwrapped.snapshot() == twin.unwrapped.snapshot()
+    assert env.rewards == twin.rewards and env.unwrapped.game.tick == 1
+
+
+def test_aec_strict_refuses_an_illegal_action_at_its_step_and_a_done_agent_steps_none():
+    env = nertz_v0.env(num_players=2, strict=True)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"illegal action for player_0: 'call' \(2\).*R4.6"):
+        env.step(2)  # R4.6: CALL needs an empty Nertz pile
+    assert env.agent_selection == "player_0"
+    env = nertz_v0.env(num_players=2, max_cycles=1)
+    env.reset(seed=0)
+    env.step(0)
+    env.step(0)  # the tick ends the hand (R5 max_cycles): every agent is truncated
+    assert env.truncations["player_0"]
+    with pytest.raises(ValueError, match="player_0's hand is over: step\\(None\\) once"):
+        env.step(0)
+    for _ in range(2):
+        env.step(None)
+    assert env.agents == []
+
+
 def test_illegal_action_is_wait_with_flag_and_penalty():
     env = nertz_v0.parallel_env(num_players=2, illegal_action_penalty=1.5)
     env.reset(seed=0)
