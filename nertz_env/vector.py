@@ -284,7 +284,8 @@ class NertzVectorEnv:
     def step(
         self, actions: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        """One tick of every game: ``actions[g, p]`` is seat ``p``'s action in game ``g``.
+        """One tick of every game: ``actions[g, p]`` is seat ``p``'s action in game ``g`` (a flat
+        ``[num_envs * num_players]`` array is read game by game, as ``reshape`` reads it).
 
         Returns ``(observations, action_masks, rewards, terminations, truncations, infos)``, all
         written in place (see the module doc for ``infos`` and the same-step reset).
