@@ -21,6 +21,7 @@ os.environ.setdefault("NERTZ_INTERIM", "0")  # read as each game is made
 
 # Every card of one deck in a fixed order (suits C D H S, ranks A..K): the filler of ``make_deck``.
 FULL_DECK = tuple(r + s for s in "CDHS" for r in "A23456789TJQK")
+IDLE = list(reversed(FULL_DECK))  # a deal for a player who only waits
 
 
 def make_deck(nertz: Sequence[str], work: Sequence[str], stock: Sequence[str] = (), filler=FULL_DECK) -> list[str]:
@@ -81,6 +82,23 @@ def cards_of(snapshot: dict, player: int) -> list[str]:
     for pile in snapshot["foundations"]:
         out += [card for owner, card in pile["cards"] if owner == player]
     return out
+
+
+# --- the tables of the rule scenarios (tests/test_rules_moves.py, tests/test_rules_hand.py) -----
+
+
+def rules(**options) -> NertzConfig:
+    """Two players, three-card Nertz piles, lower seat wins races, no stall unless a test asks."""
+    base = {"num_players": 2, "nertz_pile_size": 3, "collision": "seat", "stall_ticks": 10_000}
+    return NertzConfig(**{**base, **options})
+
+
+def one_card_nertz(config, tops=("AS", "AH"), work1=("KC", "KD", "KH", "KS")):
+    """Two players whose Nertz piles start at ``tops`` (one card each with ``nertz_pile_size=1``);
+    player 0's work piles 9S 9H 9D 9C, player 1's ``work1``."""
+    deck0 = make_deck([tops[0]], ["9S", "9H", "9D", "9C"])
+    deck1 = make_deck([tops[1]], list(work1))
+    return new_game(config, [deck0, deck1])
 
 
 def mid_hand(num_envs: int = 12, seed: int = 7, ticks: int = 25) -> tuple[np.ndarray, np.ndarray]:

@@ -1,5 +1,5 @@
 """Properties over random configs and random legal play (hypothesis), checked tick by tick against
-the plain-Python reference of ``tests/reference.py``: R1 card conservation, R4 legal moves, the
+the plain-Python reference of ``tests/reference/``: R1 card conservation, R4 legal moves, the
 whole tick (R3 to R7, the R3 timing options ``turn_based`` and ``move_ticks`` and the R4.3/R4.4
 options ``block_moves``, ``aces_to_work`` and ``fill_empty_from`` included), R8 matches under every
 ``match_end``, determinism, and valid foundations (R4.2). Half the configs play with ``nertz_builds`` (R4.8):
