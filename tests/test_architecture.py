@@ -91,7 +91,8 @@ EXCEPTED_FUNCTIONS: set[str] = set()
 
 
 def _sources():
-    for folder in [*FOLDERS.values()]:
+    """Every Python file of the package's folders and of the tests."""
+    for folder in [*FOLDERS.values(), ROOT / "tests"]:
         yield from sorted(folder.rglob("*.py"))
 
 

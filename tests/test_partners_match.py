@@ -1,5 +1,6 @@
 """R8: partners (teams of two seated opposite) and whole matches as episodes, on exact tables built
-from R10 fixed deals; the engine's match rule against the harness's; presets."""
+from R10 fixed deals; the engine's match rule against the harness's; the Racing Demon preset end to end
+(the presets themselves: ``test_presets.py``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from pettingzoo.test import api_test, parallel_api_test
 
 from nertz_env import engine, nertz_v0
-from nertz_env.config import PRESETS, NertzConfig
+from nertz_env.config import NertzConfig
 from nertz_env.game import Game
 from nertz_env.training.evaluate import evaluate, main, match_winner
 from nertz_env.vector import NertzVectorEnv
@@ -384,27 +385,6 @@ def test_r8_engine_tie_rule_agrees_with_evaluate_match_winner(rows):
 
 
 # --- presets --------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("name", sorted(PRESETS))
-def test_presets_build_their_rules_and_overrides_win(name):
-    config = NertzConfig.from_kwargs(preset=name)
-    for key, value in PRESETS[name].items():
-        assert getattr(config, key) == value
-    assert NertzConfig.from_kwargs(preset=name, stock_draw=1).stock_draw == 1
-    assert nertz_v0.parallel_env(preset=name).unwrapped.config == config
-    assert nertz_v0.env(preset=name, num_players=3).unwrapped.config == config.replace(num_players=3)
-    assert NertzVectorEnv(2, preset=name).config == config
-    with pytest.raises(ValueError, match="preset"):
-        NertzConfig.from_kwargs(preset="nertz-deluxe")
-
-
-def test_presets_named_rules():
-    assert NertzConfig.from_kwargs(preset="snerts") == NertzConfig(
-        nertz_penalty=1, nertz_to_work=False, fill_empty_from="nertz", match_end="caller"
-    )
-    demon = NertzConfig.from_kwargs(preset="racing_demon", num_players=3, hands=3)
-    assert (demon.episode, demon.hands, demon.num_players) == ("match", 3, 3)
 
 
 def test_racing_demon_end_to_end(capsys):
