@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import FULL_DECK, make_deck, new_game, play
+from conftest import IDLE, make_deck, new_game, play
 
 from nertz_env import agents
 from nertz_env.config import BLOCK_MOVES, FILL_EMPTY_FROM, NertzConfig
 from nertz_env.game import Game
 
 NAMES = ("random", "passive", "greedy", "heuristic")
-IDLE = list(reversed(FULL_DECK))  # a deal for a player who only waits
 
 
 def random_config(rng: np.random.Generator) -> NertzConfig:

@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import FULL_DECK, make_deck, new_game, play
+from conftest import IDLE, make_deck, new_game, play
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nertz_env import engine, nertz_v0
 from nertz_env.config import REWARD_MODES, NertzConfig
-
-IDLE = list(reversed(FULL_DECK))  # a deal for a player who only waits
 
 
 def ace_deck(ace: str) -> list[str]:

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import FULL_DECK, cards_of, legal_names, make_deck, new_game, play
+from conftest import FULL_DECK, IDLE, cards_of, legal_names, make_deck, new_game, play
 from pettingzoo.test import api_test, parallel_api_test
 
 from nertz_env import agents, nertz_v0
@@ -22,8 +22,6 @@ from nertz_env.game import Game
 from nertz_env.render import render_rgb, render_text
 from nertz_env.replay import replay, start_recording
 from nertz_env.vector import NertzVectorEnv
-
-IDLE = list(reversed(FULL_DECK))  # a deal for a player who only waits
 
 
 def rules(**options) -> NertzConfig:

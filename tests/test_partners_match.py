@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import FULL_DECK, legal_names, make_deck, new_game, play
+from conftest import IDLE, legal_names, make_deck, new_game, play
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pettingzoo.test import api_test, parallel_api_test
@@ -18,8 +18,6 @@ from nertz_env.config import NertzConfig
 from nertz_env.game import Game
 from nertz_env.training.evaluate import evaluate, main, match_winner
 from nertz_env.vector import NertzVectorEnv
-
-IDLE = list(reversed(FULL_DECK))  # a deal for a player who only waits: Nertz top is the 4C
 
 
 def ace_deck(ace: str) -> list[str]:

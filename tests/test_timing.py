@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import FULL_DECK, legal_names, make_deck, new_game, play, stock_rest
+from conftest import IDLE, legal_names, make_deck, new_game, play, stock_rest
 from pettingzoo.test import api_test, parallel_api_test, render_test, seed_test
 
 from nertz_env import agents, nertz_v0
@@ -21,8 +21,6 @@ from nertz_env.layout import ObservationLayout
 from nertz_env.render import render_text
 from nertz_env.replay import replay
 from nertz_env.turn_based import NertzTurnBasedEnv
-
-IDLE = list(reversed(FULL_DECK))  # a deal whose only moves are DRAW and WAIT
 
 
 def rules(**options) -> NertzConfig:
