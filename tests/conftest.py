@@ -84,7 +84,7 @@ def cards_of(snapshot: dict, player: int) -> list[str]:
     return out
 
 
-# --- the tables of the rule scenarios (tests/test_rules_moves.py, tests/test_rules_hand.py) -----
+# --- the tables of the rule scenarios (test_rules_moves, test_rules_hand, test_timing, test_seed_rules)
 
 
 def rules(**options) -> NertzConfig:

@@ -5,18 +5,12 @@ names, the table checked): R5's stock cycle measured from the last progress, and
 from __future__ import annotations
 
 import pytest
-from conftest import legal_names, make_deck, new_game, play
+from conftest import legal_names, make_deck, new_game, play, rules
 
 from nertz_env.config import NertzConfig
 
 # 13 Nertz cards, bottom to top, none of them an ace: the Nertz pile of a player who never plays it.
 NERTZ_13 = ["KC", "QC", "JC", "TC", "9C", "8C", "7C", "6C", "5C", "4C", "3C", "2C", "KD"]
-
-
-def rules(**options) -> NertzConfig:
-    """Two players, three-card Nertz piles, lower seat wins races, no stall."""
-    base = {"num_players": 2, "nertz_pile_size": 3, "collision": "seat", "stall_ticks": 10_000}
-    return NertzConfig(**{**base, **options})
 
 
 # --- R5: a whole stock cycle, from where everyone stands at the last progress -----------------

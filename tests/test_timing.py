@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import IDLE, legal_names, make_deck, new_game, play, stock_rest
+from conftest import IDLE, legal_names, make_deck, new_game, play, rules, stock_rest
 from pettingzoo.test import api_test, parallel_api_test, render_test, seed_test
 
 from nertz_env import agents, nertz_v0
@@ -21,12 +21,6 @@ from nertz_env.layout import ObservationLayout
 from nertz_env.render import render_text
 from nertz_env.replay import replay
 from nertz_env.turn_based import NertzTurnBasedEnv
-
-
-def rules(**options) -> NertzConfig:
-    """Two players, three-card Nertz piles, lower seat wins races, no stall unless a test asks."""
-    base = {"num_players": 2, "nertz_pile_size": 3, "collision": "seat", "stall_ticks": 10_000}
-    return NertzConfig(**{**base, **options})
 
 
 @pytest.fixture(autouse=True)
