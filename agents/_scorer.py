@@ -164,22 +164,31 @@ class MoveScorer(nn.Module):
             self.set_in = nn.Linear(2 * action_hidden, action_hidden)
             orthogonal(np.sqrt(2), self.set_in)
 
-    def summary(self, obs):
-        """The observation summary ``body(obs * scale)`` (its first layer: ``first_layer``)."""
-        return self.body[1:](first_layer(self.body[0], self.scale, obs))
+    def summary(self, obs, pre_add=None):
+        """The observation summary ``body(obs * scale)`` (its first layer: ``first_layer``).
+        ``pre_add`` ``[n, hidden[0]]``, when given, is added to the first layer before its ReLU
+        (the trainer's oracle input, ``training.oracle``; never a saved policy's play)."""
+        pre = first_layer(self.body[0], self.scale, obs)
+        return self.body[1:](pre if pre_add is None else pre + pre_add)
 
-    def after_summaries(self, obs, rows, actions):
+    def after_summaries(self, obs, rows, actions, pre_add=None):
         """``(z, after)``: the observation summaries ``[n, width]`` and those of each pair's
         afterstate ``[K, width]``, whose first layer is the observation's plus the change."""
         pre = first_layer(self.body[0], self.scale, obs)
+        if pre_add is not None:
+            pre = pre + pre_add
         changes = afterstate_changes(obs.cpu().numpy(), rows.cpu().numpy(), actions.cpu().numpy(),
                                      self.features.table, self.features.offsets)  # fmt: skip
         after = self.body[1:](pre[rows] + changed_first_layer(self.body[0], self.scale, *changes))
         return self.body[1:](pre), after
 
-    def pair_scores(self, obs, rows, actions, feats):
-        """The logit of each (row, move) pair given ``[K]`` and the values ``[n]``."""
-        z, after = self.after_summaries(obs, rows, actions) if self.afterstate else (self.summary(obs), None)
+    def pair_scores(self, obs, rows, actions, feats, pre_add=None):
+        """The logit of each (row, move) pair given ``[K]`` and the values ``[n]`` (``pre_add``:
+        as ``summary``'s)."""
+        if self.afterstate:
+            z, after = self.after_summaries(obs, rows, actions, pre_add)
+        else:
+            z, after = self.summary(obs, pre_add), None
         move, embed = self.move_in(feats), self.embed(actions)
         h = self.state_in(z)[rows] + move + embed
         if after is not None:  # added last: the sum without it is the one before the option, bit for bit
@@ -189,9 +198,9 @@ class MoveScorer(nn.Module):
         h = torch.relu(h)
         return self.move_out(torch.relu(self.move_mid(h))).squeeze(-1), self.value_head(z).squeeze(-1)
 
-    def score(self, obs, rows, actions, feats):
+    def score(self, obs, rows, actions, feats, pre_add=None):
         """Masked logits ``[n, N]`` (-1e8 off the pairs given) and values ``[n]``."""
-        scores, value = self.pair_scores(obs, rows, actions, feats)
+        scores, value = self.pair_scores(obs, rows, actions, feats, pre_add)
         logits = torch.full((obs.shape[0], self.n_actions), -1e8, dtype=scores.dtype, device=scores.device)
         return logits.index_put((rows, actions), scores), value
 

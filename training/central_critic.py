@@ -27,11 +27,12 @@ from nertz_env.cli_checks import Parser, at_least, output_file
 from nertz_env.engine.constants import DECK_SIZE, HIDDEN_SIZE
 
 
-class CentralCritic:
-    """The hidden-card critic of one run: its network, its optimiser, and where each learner
-    seat's hidden cards lie in the state vectors (``learn_idx``: game * players + seat)."""
+class HiddenCards:
+    """Where each learner seat's view of the hidden cards lies in the state vectors
+    (``learn_idx``: game * players + seat): the central critic's input, and the oracle's
+    (``training.oracle``)."""
 
-    def __init__(self, envs, learn_idx: np.ndarray, summary_size: int, hidden: tuple[int, ...], lr: float, device):
+    def __init__(self, envs, learn_idx: np.ndarray):
         players, start = envs.num_players, envs.layout.state_slices["seat0.nertz_order"].start
         seat = learn_idx % players
         order = (seat[:, None] + np.arange(players)[None, :]) % players  # block k: the seat k after
@@ -39,6 +40,20 @@ class CentralCritic:
         self.columns = (start + order[:, :, None] * HIDDEN_SIZE + np.arange(HIDDEN_SIZE)).reshape(len(learn_idx), -1)
         self._states = np.empty((envs.num_envs, envs.layout.state_size), np.int8)
         self.width = players * HIDDEN_SIZE
+
+    def hidden_cards(self, envs) -> torch.Tensor:
+        """``[learners, players * 156]`` int8: each learner seat's view of every seat's hidden cards
+        (``nertz_order``, ``stock_order``, ``waste_order``), its own first."""
+        states = envs.states(self._states)
+        return torch.from_numpy(states[self.games[:, None], self.columns])
+
+
+class CentralCritic(HiddenCards):
+    """The hidden-card critic of one run: its network, its optimiser, and where each learner
+    seat's hidden cards lie in the state vectors (``HiddenCards``)."""
+
+    def __init__(self, envs, learn_idx: np.ndarray, summary_size: int, hidden: tuple[int, ...], lr: float, device):
+        super().__init__(envs, learn_idx)
         layers: list[torch.nn.Module] = []
         size = summary_size + self.width
         for h in hidden:
@@ -47,12 +62,6 @@ class CentralCritic:
         self.model = torch.nn.Sequential(*layers, torch.nn.Linear(size, 1)).to(device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=lr, eps=1e-5)
         self.device, self.stats = device, {}
-
-    def hidden_cards(self, envs) -> torch.Tensor:
-        """``[learners, players * 156]`` int8: each learner seat's view of every seat's hidden cards
-        (``nertz_order``, ``stock_order``, ``waste_order``), its own first."""
-        states = envs.states(self._states)
-        return torch.from_numpy(states[self.games[:, None], self.columns])
 
     def _inputs(self, net, obs: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
         with torch.no_grad():

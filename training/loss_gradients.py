@@ -53,7 +53,7 @@ def measure(argv: Sequence[str], updates: int, as_command: bool = False) -> dict
     t, loop, buf, first = train_selfplay.open_trainer(argv, as_command)
     rows: list[dict[str, float]] = []
     for update in range(first, first + updates):
-        cloning, _, bc_coef = train_selfplay.schedule(t, update)  # the network is not stepped: no rate
+        cloning, _, bc_coef = train_selfplay.apply_schedule(t, update)  # the oracle's weight; no step
         collect(t, buf, loop, bc_coef)
         adv, ret = advantages(t, buf, loop)
         batch = Batch.of(t, buf, adv, ret, bc_coef)

@@ -41,11 +41,14 @@ def profile(argv: Sequence[str], updates: int, dense: bool = False, as_command: 
     flag is one line (``train_selfplay.open_trainer``)."""
     t, loop, buf, first = train_selfplay.open_trainer(argv, as_command)
     if dense:
-        t.net.summary = lambda obs: t.net.body(obs.float() * t.net.scale)
+        def dense_summary(obs, pre_add=None):
+            pre = t.net.body[0](obs.float() * t.net.scale)
+            return t.net.body[1:](pre if pre_add is None else pre + pre_add)
+
+        t.net.summary = dense_summary
     rows: list[dict[str, float]] = []
     for i in range(updates + 1):
-        cloning, lr, bc_coef = train_selfplay.schedule(t, first + i)
-        t.optimizer.param_groups[0]["lr"] = lr
+        cloning, lr, bc_coef = train_selfplay.apply_schedule(t, first + i)
         began = time.perf_counter()
         collect(t, buf, loop, bc_coef)
         rolled = time.perf_counter()

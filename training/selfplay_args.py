@@ -59,6 +59,10 @@ class Args:
         False, "advantages from a critic that also sees the hidden cards (training.central_critic)"
     )
     critic_lr: float = arg(0.0, "that critic's own constant learning rate (0: the policy's, annealed with it)")
+    oracle_policy: bool = arg(
+        False, "the policy also sees the hidden cards while it learns, fading out over --oracle-fade (training.oracle)"
+    )
+    oracle_fade: float = arg(0.5, "share of the PPO phase over which that input fades to 0, in (0, 1]")
     drop_features: tuple[str, ...] = arg(
         (), "feature groups zeroed in training and in the saved policy's play (an ablation)", choices=[*FEATURE_GROUPS]
     )
@@ -101,7 +105,8 @@ PER_CALL = {"resume", "stop_after", "progress"}  # on resume: this invocation's 
 # without the flag resumes as it began.
 BEFORE_FLAG = {"sampler": "catalogue", "central_critic": False, "critic_lr": 0.0, "nertz_bonus": 0.0,
                "opponent_features": False, "identity_features": False,
-               "follow_features": False, "afterstate": False, "move_set": False}  # fmt: skip
+               "follow_features": False, "afterstate": False, "move_set": False, "oracle_policy": False,
+               "oracle_fade": 0.5}  # fmt: skip
 
 
 def check_args(args: Args) -> None:
@@ -117,6 +122,8 @@ def check_args(args: Args) -> None:
     rules_config(args.num_players, args.reward, args.rules)
     if not 0.0 <= args.self_play_fraction <= 1.0:
         raise ValueError(f"--self-play-fraction {args.self_play_fraction}: accepted 0 to 1")
+    if not 0.0 < args.oracle_fade <= 1.0:
+        raise ValueError(f"--oracle-fade {args.oracle_fade}: accepted a number in (0, 1]")
     if not 0.0 < args.pfsp_rate <= 1.0:
         raise ValueError(f"--pfsp-rate {args.pfsp_rate}: accepted a number in (0, 1]")
     for name in ("win_bonus", "nertz_bonus", "critic_lr", "pfsp_power"):

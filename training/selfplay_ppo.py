@@ -54,7 +54,7 @@ class Rollout:
     rewards: torch.Tensor
     dones: torch.Tensor
     values: torch.Tensor
-    hidden: torch.Tensor | None = None  # ``[num_steps, n_learn, players * 156]``: with a central critic
+    hidden: torch.Tensor | None = None  # ``[num_steps, n_learn, players * 156]``: with a central critic or oracle
     rows: list[np.ndarray] = field(default_factory=list)
     acts: list[np.ndarray] = field(default_factory=list)
     feats: list[np.ndarray] = field(default_factory=list)
@@ -71,11 +71,26 @@ class Rollout:
     @classmethod
     def for_trainer(cls, t: Any) -> Rollout:
         """The rollout buffer of a trainer ``t`` (``train_selfplay.Trainer``), with room for the
-        hidden cards when it has a central critic."""
+        hidden cards when it has a central critic or an oracle input."""
         buf = cls.empty(t.args.num_steps, t.seats.n_learn, t.obs_dim, t.n_actions)
-        if t.critic is not None:
-            buf.hidden = torch.zeros((t.args.num_steps, t.seats.n_learn, t.critic.width), dtype=torch.int8)
+        reader = hidden_reader(t)
+        if reader is not None:
+            buf.hidden = torch.zeros((t.args.num_steps, t.seats.n_learn, reader.width), dtype=torch.int8)
         return buf
+
+
+def hidden_reader(t: Any):
+    """What reads the learner seats' hidden cards (``central_critic.HiddenCards``): the central
+    critic, else the oracle input, else None."""
+    return t.critic if t.critic is not None else t.oracle
+
+
+def oracle_pre(t: Any, hidden: torch.Tensor) -> torch.Tensor | None:
+    """The oracle's addition to the first layer for rows of ``hidden`` (``training.oracle``), or
+    None without an oracle or once its weight is 0."""
+    if t.oracle is None or t.oracle_weight <= 0:
+        return None
+    return t.oracle.pre_add(hidden.to(t.device), t.oracle_weight)
 
 
 @dataclass
@@ -104,8 +119,8 @@ def collect(t: Any, buf: Rollout, loop: Loop, bc_coef: float) -> None:
         buf.obs[step] = torch.from_numpy(flat_obs)
         buf.masks[step] = torch.from_numpy(flat_masks)
         buf.dones[step] = loop.next_done
-        if t.critic is not None:
-            buf.hidden[step] = t.critic.hidden_cards(t.envs)
+        if buf.hidden is not None:
+            buf.hidden[step] = hidden_reader(t).hidden_cards(t.envs)
         tf = time.perf_counter()
         rows, acts, feats, choice = t.features.with_choice(flat_obs, flat_masks)
         tt = time.perf_counter()
@@ -118,7 +133,8 @@ def collect(t: Any, buf: Rollout, loop: Loop, bc_coef: float) -> None:
         buf.rows.append(rows + step * n_learn)
         buf.acts.append(acts)
         buf.feats.append(feats)
-        action, logprob, value = draw(t.net, a.sampler, flat_obs, rows, acts, feats, device)
+        pre = oracle_pre(t, buf.hidden[step]) if buf.hidden is not None else None
+        action, logprob, value = draw(t.net, a.sampler, flat_obs, rows, acts, feats, device, pre_add=pre)
         t_net += time.perf_counter() - tn
         buf.actions[step], buf.logprobs[step], buf.values[step] = torch.from_numpy(action), logprob, value
         loop.actions.reshape(-1)[seats.learn_idx] = action
@@ -181,7 +197,11 @@ def advantages(t: Any, buf: Rollout, loop: Loop) -> tuple[torch.Tensor, torch.Te
     with torch.no_grad():
         flat_obs = torch.from_numpy(loop.obs.reshape(-1, t.obs_dim)[seats.learn_idx])
         flat_masks = loop.masks.reshape(-1, t.n_actions)[seats.learn_idx]
-        if t.critic is None:
+        pre = oracle_pre(t, hidden_reader(t).hidden_cards(t.envs)) if t.oracle is not None else None
+        if t.critic is None and pre is not None:
+            values = buf.values
+            next_value = t.net.value_head(t.net.summary(flat_obs.to(t.device), pre)).squeeze(-1)
+        elif t.critic is None:
             values = buf.values
             _, next_value = t.net(flat_obs.to(t.device), torch.from_numpy(flat_masks).to(t.device))
         else:
@@ -217,6 +237,7 @@ class Batch:
     first_pair: np.ndarray
     played: np.ndarray
     taught: np.ndarray | None
+    hidden: torch.Tensor | None = None  # ``[batch, players * 156]`` with a central critic or oracle
 
     @classmethod
     def of(cls, t: Any, buf: Rollout, adv: torch.Tensor, ret: torch.Tensor, bc_coef: float) -> Batch:
@@ -227,7 +248,7 @@ class Batch:
         return cls(buf.obs.reshape(batch_size, t.obs_dim), buf.logprobs.reshape(-1), adv.reshape(-1),
                    ret.reshape(-1), all_acts, torch.from_numpy(np.concatenate(buf.feats)), n_pairs,
                    np.cumsum(n_pairs) - n_pairs, pair_of(all_rows, all_acts, buf.actions.reshape(-1).numpy()),
-                   taught)  # fmt: skip
+                   taught, None if buf.hidden is None else buf.hidden.reshape(batch_size, -1))  # fmt: skip
 
 
 def update(t: Any, buf: Rollout, adv: torch.Tensor, ret: torch.Tensor, cloning: bool, bc_coef: float) -> dict:
@@ -245,7 +266,7 @@ def update(t: Any, buf: Rollout, adv: torch.Tensor, ret: torch.Tensor, cloning: 
             loss = total_loss(loss_terms(t, batch, order[start : start + t.minibatch], cloning, bc_coef, stats))
             t.optimizer.zero_grad()
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(t.net.parameters(), a.max_grad_norm)
+            torch.nn.utils.clip_grad_norm_(t.parameters(), a.max_grad_norm)
             t.optimizer.step()
         if a.target_kl and stats["approx_kl"] > a.target_kl:
             break
@@ -276,6 +297,7 @@ def loss_terms(t: Any, batch: Batch, mb_index: torch.Tensor, cloning: bool, bc_c
         mb_rows,
         torch.from_numpy(batch.acts[pairs]).to(device),
         batch.feats.index_select(0, torch.from_numpy(pairs)).to(device),
+        None if batch.hidden is None else oracle_pre(t, batch.hidden.index_select(0, mb_index)),
     )
     logp, entropy = pair_log_softmax(scores, mb_rows, len(mb))
     stats["entropy"] = entropy

@@ -80,6 +80,7 @@ from nertz_env.training.checkpoint import (
 )
 from nertz_env.training.init_policy import start_from
 from nertz_env.training.opponent_pool import Opponents
+from nertz_env.training.oracle import OracleInput, oracle_weight
 from nertz_env.training.selfplay_args import BEFORE_FLAG, MAY_CHANGE, PER_CALL, REQUIRED, Args, check_args
 from nertz_env.training.selfplay_ppo import Loop, Rollout, Seats, advantages, collect, log_scalars
 from nertz_env.training.selfplay_ppo import update as update_net
@@ -120,6 +121,8 @@ class Trainer:
     seats: Seats
     lookahead: int
     critic: CentralCritic | None = None
+    oracle: OracleInput | None = None
+    oracle_weight: float = 0.0  # this update's (``apply_schedule``)
 
     def __post_init__(self) -> None:
         self.obs_dim, self.n_actions = self.envs.layout.size, self.envs.num_actions
@@ -127,6 +130,10 @@ class Trainer:
         self.minibatch = self.batch_size // self.args.num_minibatches
         self.num_updates = max(1, self.args.total_steps // self.batch_size)
         self.bc_updates = min(self.num_updates, self.args.bc_steps // self.batch_size)
+
+    def parameters(self) -> list[torch.nn.Parameter]:
+        """What the optimiser steps: the network's parameters, and the oracle input's."""
+        return [*self.net.parameters(), *([] if self.oracle is None else self.oracle.parameters())]
 
 
 def build(args: Args) -> Trainer:
@@ -154,8 +161,12 @@ def build(args: Args) -> Trainer:
     critic = None  # built last, so a run without it draws what it drew before the flag
     if args.central_critic:
         critic = CentralCritic(envs, seats.learn_idx, args.hidden[-1], args.hidden, args.learning_rate, device)
+    oracle = None
+    if args.oracle_policy:  # its zeros draw nothing; stepped by the policy's optimiser
+        oracle = OracleInput(envs, seats.learn_idx, args.hidden[0], device)
+        optimizer.add_param_group({"params": list(oracle.parameters())})
     return Trainer(args, config, device, rng, envs, net, optimizer, pool, features, teacher,
-                   features.plays_as(teacher), seats, lookahead, critic)  # fmt: skip
+                   features.plays_as(teacher), seats, lookahead, critic, oracle)  # fmt: skip
 
 
 def restore(t: Trainer, resume: dict[str, Any] | None) -> tuple[Loop, int, list[dict[str, Any]]]:
@@ -179,6 +190,8 @@ def restore(t: Trainer, resume: dict[str, Any] | None) -> tuple[Loop, int, list[
         t.envs = pickle.loads(resume["envs"])
         if t.critic is not None:
             t.critic.load_state_dict(resume["critic"])
+        if t.oracle is not None:
+            t.oracle.load_state_dict(resume["oracle"])
     except (RuntimeError, ValueError, KeyError, pickle.UnpicklingError) as exc:
         raise CheckpointError(f"--resume {a.resume}: its contents do not fit this trainer ({exc})") from exc
     t.rng.bit_generator.state = resume["numpy_rng"]
@@ -196,9 +209,25 @@ def schedule(t: Trainer, update: int) -> tuple[bool, float, float]:
     fading from ``--bc-coef`` to 0 over the PPO phase."""
     a = t.args
     cloning = update <= t.bc_updates
-    ppo_progress = (update - 1 - t.bc_updates) / max(1, t.num_updates - t.bc_updates)  # 0 .. 1 over the PPO phase
-    lr = a.learning_rate * (1.0 - ppo_progress if a.anneal_lr and not cloning else 1.0)
-    return cloning, lr, 1.0 if cloning else a.bc_coef * (1.0 - ppo_progress)
+    progress = ppo_progress(t, update)
+    lr = a.learning_rate * (1.0 - progress if a.anneal_lr and not cloning else 1.0)
+    return cloning, lr, 1.0 if cloning else a.bc_coef * (1.0 - progress)
+
+
+def ppo_progress(t: Trainer, update: int) -> float:
+    """0 at the first PPO update to 1 at the end of the run (negative while cloning)."""
+    return (update - 1 - t.bc_updates) / max(1, t.num_updates - t.bc_updates)
+
+
+def apply_schedule(t: Trainer, update: int) -> tuple[bool, float, float]:
+    """``schedule``'s phase, rate and pull, with the rate set on every parameter group and the
+    oracle input's weight (``training.oracle``) set on the trainer."""
+    cloning, lr, bc_coef = schedule(t, update)
+    for group in t.optimizer.param_groups:
+        group["lr"] = lr
+    if t.oracle is not None:
+        t.oracle_weight = oracle_weight(t.args.oracle_fade, cloning, ppo_progress(t, update))
+    return cloning, lr, bc_coef
 
 
 def open_trainer(argv: Sequence[str], as_command: bool = False) -> tuple[Trainer, Loop, Rollout, int]:
@@ -235,6 +264,7 @@ def save(t: Trainer, run_dir: Path, update: int, loop: Loop, evals: list[dict[st
         "recent": loop.recent[-200:],
         "evals": evals,
         **({"critic": t.critic.state_dict()} if t.critic is not None else {}),
+        **({"oracle": t.oracle.state_dict()} if t.oracle is not None else {}),
     }
     atomic_write(run_dir / "checkpoint.pt", lambda tmp: torch.save(state, tmp))
 
@@ -308,8 +338,7 @@ def train_one(t: Trainer, buf: Rollout, loop: Loop, update: int, bar, writer) ->
     """One rollout and one update, with the learning rate and teacher pull of this update."""
     a = t.args
     t0 = time.perf_counter()
-    cloning, lr, bc_coef = schedule(t, update)
-    t.optimizer.param_groups[0]["lr"] = lr
+    cloning, lr, bc_coef = apply_schedule(t, update)
     collect(t, buf, loop, bc_coef)
     t_rollout = time.perf_counter() - t0
     adv, ret = advantages(t, buf, loop)
