@@ -14,7 +14,9 @@ so PPO's ratio compares like with like.
 
 ``W`` is not part of the policy: ``policy.pt`` is the network alone and plays, like every saved
 policy, from the observation. A policy kept while the weight is above 0 plays without the input
-it was leaning on, so only the policies kept after the fade are the method's result.
+it was leaning on, so only the policies kept after the fade are the method's result. The same
+holds for the learner's snapshots in the opponent pool: they are plain networks, and play
+without the input.
 """
 
 from __future__ import annotations
