@@ -85,6 +85,12 @@ def hidden_reader(t: Any):
     return t.critic if t.critic is not None else t.oracle
 
 
+def hidden_needed(t: Any) -> bool:
+    """Whether this update reads the hidden cards: for the central critic, or for the oracle input
+    while its weight is above 0 (after the fade, a run with the oracle alone reads none)."""
+    return t.critic is not None or (t.oracle is not None and t.oracle_weight > 0)
+
+
 def oracle_pre(t: Any, hidden: torch.Tensor) -> torch.Tensor | None:
     """The oracle's addition to the first layer for rows of ``hidden`` (``training.oracle``), or
     None without an oracle or once its weight is 0."""
@@ -119,7 +125,7 @@ def collect(t: Any, buf: Rollout, loop: Loop, bc_coef: float) -> None:
         buf.obs[step] = torch.from_numpy(flat_obs)
         buf.masks[step] = torch.from_numpy(flat_masks)
         buf.dones[step] = loop.next_done
-        if buf.hidden is not None:
+        if hidden_needed(t):
             buf.hidden[step] = hidden_reader(t).hidden_cards(t.envs)
         tf = time.perf_counter()
         rows, acts, feats, choice = t.features.with_choice(flat_obs, flat_masks)
@@ -197,17 +203,18 @@ def advantages(t: Any, buf: Rollout, loop: Loop) -> tuple[torch.Tensor, torch.Te
     with torch.no_grad():
         flat_obs = torch.from_numpy(loop.obs.reshape(-1, t.obs_dim)[seats.learn_idx])
         flat_masks = loop.masks.reshape(-1, t.n_actions)[seats.learn_idx]
-        pre = oracle_pre(t, hidden_reader(t).hidden_cards(t.envs)) if t.oracle is not None else None
-        if t.critic is None and pre is not None:
-            values = buf.values
-            next_value = t.net.value_head(t.net.summary(flat_obs.to(t.device), pre)).squeeze(-1)
-        elif t.critic is None:
-            values = buf.values
-            _, next_value = t.net(flat_obs.to(t.device), torch.from_numpy(flat_masks).to(t.device))
-        else:
+        hidden = hidden_reader(t).hidden_cards(t.envs) if hidden_needed(t) else None  # read once
+        pre = None if hidden is None else oracle_pre(t, hidden)
+        if t.critic is not None:
             values = t.critic.values(t.net, buf.obs.reshape(t.batch_size, -1), buf.hidden.reshape(t.batch_size, -1))
             values = values.reshape(buf.values.shape)
-            next_value = t.critic.values(t.net, flat_obs, t.critic.hidden_cards(t.envs))
+            next_value = t.critic.values(t.net, flat_obs, hidden)
+        elif pre is not None:
+            values = buf.values
+            next_value = t.net.value_head(t.net.summary(flat_obs.to(t.device), pre)).squeeze(-1)
+        else:
+            values = buf.values
+            _, next_value = t.net(flat_obs.to(t.device), torch.from_numpy(flat_masks).to(t.device))
         next_value = next_value.cpu()
         adv = torch.zeros_like(buf.rewards)
         last = torch.zeros(seats.n_learn)
