@@ -8,7 +8,7 @@ moves on the observations. The resident set size (RSS, ``/proc/self/status``) is
 compiled: the report gives the RSS after the warm-up and at the end, its maximum, and the slope
 of a least-squares line through the samples of the second half, in MiB per minute.
 
-Usage: ``python -m benchmarks.soak --minutes 2 --seed 0 [--json soak.json]``
+Usage: ``python -m nertz_env.benchmarks.soak --minutes 2 --seed 0 [--json soak.json]``
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def play_round(options: dict[str, Any], rng: np.random.Generator, ticks: int) ->
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = Parser(prog="python -m benchmarks.soak", description=__doc__.split("\n\n")[0])
+    ap = Parser(prog="python -m nertz_env.benchmarks.soak", description=__doc__.split("\n\n")[0])
     ap.add_argument("--minutes", type=number_from(0, inclusive=False), default=2.0, help="how long to play")
     ap.add_argument("--seed", type=at_least(0), default=0, help="the seed of the configs and the play")
     ap.add_argument("--ticks", type=at_least(1), default=400, help="ticks per config")

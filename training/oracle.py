@@ -17,6 +17,13 @@ policy, from the observation. A policy kept while the weight is above 0 plays wi
 it was leaning on, so only the policies kept after the fade are the method's result. The same
 holds for the learner's snapshots in the opponent pool: they are plain networks, and play
 without the input.
+
+``--oracle-input`` chooses how ``W`` reads the hidden cards. ``positions`` (the first runs') gives
+each card's place in its pile scaled to [0, 1], from which a linear map hardly tells which card
+lies next. ``near`` gives, per seat and card, ten 0/1 entries that name the cards about to
+matter: the three under the Nertz top (R2), the waste tops after the next three DRAWs and the
+cards the next DRAW turns (R4.1, with the rules' ``stock_draw``), and the three under the waste
+top.
 """
 
 from __future__ import annotations
@@ -27,21 +34,51 @@ import torch
 from nertz_env.engine.constants import DECK_SIZE
 from nertz_env.training.central_critic import HiddenCards
 
+ENCODINGS = ("positions", "near")
+NEAR_PER_CARD = 10  # the entries ``near_cards`` gives each card of each seat
+
+
+def near_cards(hidden: torch.Tensor, players: int, stock_draw: int) -> torch.Tensor:
+    """``[n, players * 10 * 52]`` 0/1 from ``hidden`` ``[n, players * 156]`` (each seat's
+    ``nertz_order`` with 1 = bottom, ``stock_order`` with 1 = next to turn, ``waste_order`` with
+    1 = top; 0 = not there): per seat, the cards 1, 2 and 3 below its Nertz top; the waste top
+    after 1, 2 and 3 more DRAWs (the card at ``k x stock_draw`` in the stock); every card the next
+    DRAW turns; the cards 1, 2 and 3 below its waste top."""
+    order = hidden.reshape(len(hidden), players, 3, DECK_SIZE).long()
+    nertz, stock, waste = order[:, :, 0], order[:, :, 1], order[:, :, 2]
+    below_top = nertz.amax(dim=-1, keepdim=True) - nertz  # 0 on the top; only where nertz > 0
+    entries = [(nertz > 0) & (below_top == k) for k in (1, 2, 3)]
+    entries += [stock == k * stock_draw for k in (1, 2, 3)] + [(stock > 0) & (stock <= stock_draw)]
+    entries += [waste == k for k in (2, 3, 4)]
+    return torch.stack(entries, dim=2).reshape(len(hidden), -1).float()
+
 
 class OracleInput(HiddenCards, torch.nn.Module):
-    """The learned map ``W`` ``[first_width, players * 156]`` from the hidden cards to the first
-    layer, and where each learner seat's hidden cards lie (``HiddenCards``)."""
+    """The learned map ``W`` from the hidden cards, as ``encoding`` reads them, to the first layer
+    (``[first_width, players * 156]`` for ``positions``, ``[first_width, players * 520]`` for
+    ``near``), and where each learner seat's hidden cards lie (``HiddenCards``)."""
 
-    def __init__(self, envs, learn_idx: np.ndarray, first_width: int, device):
+    def __init__(self, envs, learn_idx: np.ndarray, first_width: int, device, encoding: str = "positions",
+                 stock_draw: int = 3):  # fmt: skip
+        if encoding not in ENCODINGS:
+            raise ValueError(f"oracle encoding {encoding!r}: accepted {', '.join(ENCODINGS)}")
         torch.nn.Module.__init__(self)
         HiddenCards.__init__(self, envs, learn_idx)
+        self.encoding, self.players, self.stock_draw = encoding, envs.num_players, stock_draw
+        inputs = self.width if encoding == "positions" else self.players * NEAR_PER_CARD * DECK_SIZE
         # zeros, not a random draw: the run's other draws stay those of a run without the flag
-        self.weight = torch.nn.Parameter(torch.zeros((first_width, self.width), device=device))
+        self.weight = torch.nn.Parameter(torch.zeros((first_width, inputs), device=device))
+
+    def encode(self, hidden: torch.Tensor) -> torch.Tensor:
+        """What ``W`` reads of the rows of ``hidden`` ``[n, players * 156]`` (int8 card places)."""
+        if self.encoding == "positions":
+            return hidden.float() / DECK_SIZE
+        return near_cards(hidden, self.players, self.stock_draw)
 
     def pre_add(self, hidden: torch.Tensor, weight: float) -> torch.Tensor:
-        """``weight x W hidden``: what the oracle adds to the first layer of the rows of ``hidden``
-        ``[n, players * 156]`` (int8 card codes, on the weight's device)."""
-        return weight * torch.nn.functional.linear(hidden.float() / DECK_SIZE, self.weight)
+        """``weight x W encode(hidden)``: what the oracle adds to the first layer of the rows of
+        ``hidden`` ``[n, players * 156]`` (int8 card places, on the weight's device)."""
+        return weight * torch.nn.functional.linear(self.encode(hidden), self.weight)
 
 
 def oracle_weight(fade: float, cloning: bool, ppo_progress: float) -> float:

@@ -11,6 +11,7 @@ from nertz_env.config import REWARD_MODES
 from nertz_env.training.args import arg, check_counts, check_numbers, rules_config
 from nertz_env.training.checkpoint import resolve_device
 from nertz_env.training.opponent_pool import SAMPLINGS
+from nertz_env.training.oracle import ENCODINGS
 from nertz_env.training.selfplay_ppo import Seats
 
 
@@ -63,6 +64,12 @@ class Args:
         False, "the policy also sees the hidden cards while it learns, fading out over --oracle-fade (training.oracle)"
     )
     oracle_fade: float = arg(0.5, "share of the PPO phase over which that input fades to 0, in (0, 1]")
+    oracle_input: str = arg(
+        "positions",
+        "how that input reads the hidden cards: positions (each card's place in its pile, scaled) or near (0/1 "
+        "entries naming the cards next below each Nertz top and waste top and next turned from each stock)",
+        choices=list(ENCODINGS),
+    )
     drop_features: tuple[str, ...] = arg(
         (), "feature groups zeroed in training and in the saved policy's play (an ablation)", choices=[*FEATURE_GROUPS]
     )
@@ -106,7 +113,7 @@ PER_CALL = {"resume", "stop_after", "progress"}  # on resume: this invocation's 
 BEFORE_FLAG = {"sampler": "catalogue", "central_critic": False, "critic_lr": 0.0, "nertz_bonus": 0.0,
                "opponent_features": False, "identity_features": False,
                "follow_features": False, "afterstate": False, "move_set": False, "oracle_policy": False,
-               "oracle_fade": 0.5}  # fmt: skip
+               "oracle_fade": 0.5, "oracle_input": "positions"}  # fmt: skip
 
 
 def check_args(args: Args) -> None:

@@ -163,7 +163,7 @@ def build(args: Args) -> Trainer:
         critic = CentralCritic(envs, seats.learn_idx, args.hidden[-1], args.hidden, args.learning_rate, device)
     oracle = None
     if args.oracle_policy:  # its zeros draw nothing; stepped by the policy's optimiser
-        oracle = OracleInput(envs, seats.learn_idx, args.hidden[0], device)
+        oracle = OracleInput(envs, seats.learn_idx, args.hidden[0], device, args.oracle_input, config.stock_draw)
         optimizer.add_param_group({"params": list(oracle.parameters())})
     return Trainer(args, config, device, rng, envs, net, optimizer, pool, features, teacher,
                    features.plays_as(teacher), seats, lookahead, critic, oracle)  # fmt: skip
@@ -353,6 +353,8 @@ def train_one(t: Trainer, buf: Rollout, loop: Loop, update: int, bar, writer) ->
         times = dict(buf.times, elapsed=elapsed, rollout=t_rollout, lr=lr, score=mean_score, batch=t.batch_size,
                      bc_coef=bc_coef)  # fmt: skip
         log_scalars(writer, stats, times, loop.global_step)
+        if t.oracle is not None:  # --oracle-policy: this update's weight of the hidden-card input
+            writer.add_scalar("charts/oracle_weight", t.oracle_weight, loop.global_step)
         for name, value in t.pool.summary().items():
             writer.add_scalar(f"pool/{name}", value, loop.global_step)
 
