@@ -161,8 +161,12 @@ def test_the_diagnostic_measures_how_far_the_policy_leans_on_the_hidden_cards(tm
 
     common = SMALL + ORACLE + ["--total-steps", "800", "--bc-steps", "160", "--save-every", "1"]
     main(common + ["--run-dir", str(tmp_path / "cloning"), "--stop-after", "1"])
-    assert diagnose([str(tmp_path / "cloning" / "checkpoint.pt")]) == 2
-    assert "weight at update 2 is 0 (cloning)" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:
+        diagnose([str(tmp_path / "cloning" / "checkpoint.pt")])
+    assert refused.value.code == 2 and "weight at update 2 is 0 (cloning)" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:  # before any rollout is played
+        diagnose([str(tmp_path / "cloning" / "checkpoint.pt"), "--json", str(tmp_path / "no" / "lean.json")])
+    assert refused.value.code == 2 and "does not exist" in capsys.readouterr().err
     main(common + ["--run-dir", str(tmp_path / "ppo"), "--stop-after", "3"])
     saved = torch.load(tmp_path / "ppo" / "checkpoint.pt", weights_only=False)
     saved["net"]["move_out.weight"].normal_(0.0, 1.0)  # away from the near-even scores of a fresh network

@@ -12,14 +12,12 @@ everywhere.
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 import torch
 
+from nertz_env.cli_checks import USER_ERRORS, Parser, output_file
 from nertz_env.training.central_critic import explained_variance
 from nertz_env.training.pair_policy import pair_log_softmax
 from nertz_env.training.selfplay_ppo import Batch, advantages, collect, oracle_pre
@@ -51,41 +49,40 @@ def lean(checkpoint: str) -> dict[str, float]:
     logp_with, entropy, value_with = scored["with"]
     logp_without, _, value_without = scored["without"]
     kl = torch.zeros(t.batch_size).index_add(0, rows, logp_with.exp() * (logp_with - logp_without))
+    same = likeliest(logp_with, rows, t.batch_size) == likeliest(logp_without, rows, t.batch_size)
     return {
         "update": first,
         "oracle_weight": t.oracle_weight,
         "decisions": t.batch_size,
         "kl_mean": kl.mean().item(),
         "kl_max": kl.max().item(),
-        "same_likeliest_move": (likeliest(logp_with, rows, t.batch_size) == likeliest(logp_without, rows,
-                                                                                       t.batch_size)).float().mean().item(),
+        "same_likeliest_move": same.float().mean().item(),
         "entropy_mean": entropy.mean().item(),
         "value_explains_with": explained_variance(value_with, batch.ret),
         "value_explains_without": explained_variance(value_without, batch.ret),
-    }  # fmt: skip
+    }
 
 
 def likeliest(logp: torch.Tensor, rows: torch.Tensor, n: int) -> torch.Tensor:
     """Each row's likeliest pair (its index among all pairs; the first on a tie)."""
     best = torch.full((n,), -torch.inf).scatter_reduce(0, rows, logp, "amax", include_self=True)
-    index = torch.arange(len(logp))
-    return torch.full((n,), len(logp)).scatter_reduce(0, rows[logp == best[rows]], index[logp == best[rows]], "amin")
+    at_best = logp == best[rows]
+    return torch.full((n,), len(logp)).scatter_reduce(0, rows[at_best], torch.arange(len(logp))[at_best], "amin")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m nertz_env.training.oracle_diagnostics", description=__doc__)
+    parser = Parser(prog="python -m nertz_env.training.oracle_diagnostics", description=__doc__.split("\n\n")[0])
     parser.add_argument("checkpoints", nargs="+", help="checkpoint.pt files of --oracle-policy true runs")
-    parser.add_argument("--json", default="", help="also write the figures to this file")
+    parser.add_argument("--json", type=output_file(".json"), help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
     try:
         figures = {path: lean(path) for path in args.checkpoints}
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    except USER_ERRORS as exc:
+        parser.error(str(exc))
     for path, row in figures.items():
         print(path, " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
     if args.json:
-        Path(args.json).write_text(json.dumps(figures, indent=1) + "\n")
+        args.json.write_text(json.dumps(figures, indent=1) + "\n")
     return 0
 
 
