@@ -36,6 +36,18 @@ def test_the_oracle_weight_is_0_while_cloning_then_fades_from_1_to_0():
     assert oracle_weight(1.0, cloning=False, ppo_progress=0.75) == pytest.approx(0.25)
 
 
+def test_a_hold_keeps_the_weight_at_1_then_fades_to_0_at_the_fade():
+    """``--oracle-hold 0.5 --oracle-fade 0.9``: Suphx's order, full weight over half the PPO phase,
+    then 1 to 0 between 0.5 and 0.9 of it."""
+    assert oracle_weight(0.9, cloning=True, ppo_progress=-0.1, hold=0.5) == 0.0
+    for progress in (0.0, 0.25, 0.5):
+        assert oracle_weight(0.9, cloning=False, ppo_progress=progress, hold=0.5) == 1.0
+    assert oracle_weight(0.9, cloning=False, ppo_progress=0.6, hold=0.5) == pytest.approx(0.75)
+    assert oracle_weight(0.9, cloning=False, ppo_progress=0.8, hold=0.5) == pytest.approx(0.25)
+    assert oracle_weight(0.9, cloning=False, ppo_progress=0.9, hold=0.5) == 0.0
+    assert oracle_weight(0.9, cloning=False, ppo_progress=1.0, hold=0.5) == 0.0
+
+
 def test_the_trainer_sets_the_weight_of_each_update(tmp_path):
     """Eight updates of 80 decisions, two of them cloning: 0, 0, then 1, 2/3, 1/3 and 0 from the
     fourth PPO update on (the fade is half of the six PPO updates)."""
@@ -46,6 +58,19 @@ def test_the_trainer_sets_the_weight_of_each_update(tmp_path):
         apply_schedule(t, update)
         weights.append(t.oracle_weight)
     np.testing.assert_allclose(weights, [0, 0, 1, 2 / 3, 1 / 3, 0, 0, 0], atol=1e-12)
+
+
+def test_the_trainer_holds_the_weight_before_the_fade(tmp_path):
+    """Ten updates, two cloning; ``--oracle-hold 0.5 --oracle-fade 0.75``: 1 over the first four of
+    the eight PPO updates, then 1/2 at the fifth (progress 4/8 to 6/8) and 0 from the sixth on."""
+    t, _ = trainer(tmp_path, "--total-steps", "800", "--bc-steps", "160", "--oracle-hold", "0.5",
+                   "--oracle-fade", "0.75")  # fmt: skip
+    assert t.num_updates == 10 and t.bc_updates == 2
+    weights = []
+    for update in range(1, 11):
+        apply_schedule(t, update)
+        weights.append(t.oracle_weight)
+    np.testing.assert_allclose(weights, [0, 0, 1, 1, 1, 1, 1, 0.5, 0, 0], atol=1e-12)
 
 
 @pytest.mark.parametrize("encoding, per_seat", [("positions", 156), ("near", 520)])
@@ -100,6 +125,12 @@ def test_a_bad_fade_is_refused_by_name(tmp_path):
     for fade in ("0", "1.5", "nan"):
         with pytest.raises(ValueError, match="--oracle-fade"):
             start(SMALL + ["--oracle-policy", "true", "--oracle-fade", fade, "--run-dir", str(tmp_path)])
+
+
+def test_a_hold_not_below_the_fade_is_refused_by_name(tmp_path):
+    for hold in ("-0.1", "0.5", "0.7", "nan"):
+        with pytest.raises(ValueError, match="--oracle-hold"):
+            start(SMALL + ORACLE + ["--oracle-hold", hold, "--run-dir", str(tmp_path)])
 
 
 def test_the_near_entries_name_the_cards_the_next_moves_show():

@@ -12,6 +12,11 @@ Two ways to draw (``--pool-sampling``):
   hand, starting at the even share (``1 / teams``); a snapshot starts afresh when it enters.
 
 Both record the results, so a uniform run's ``win_shares`` show what ``pfsp`` would weigh.
+
+A game holds its member's index from one deal to the next. When a snapshot enters a full pool the
+oldest leaves and the later ones move down one place, so a hand then under way against snapshot
+``i`` is played on by the snapshot now at ``i`` (one newer) and recorded against it. Every stored
+run trained so; keeping the member itself would change their draws.
 """
 
 from __future__ import annotations

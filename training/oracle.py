@@ -7,10 +7,11 @@ W hidden`` to the first layer of the policy's observation summary (before its Re
 ``hidden`` is every seat's hidden cards as the central critic reads them
 (``central_critic.HiddenCards``: the learner's own first, scaled to [0, 1]) and ``W`` is learned
 with the network, from zeros. The weight is 0 while cloning (the teacher sees no hidden card),
-1 when PPO starts, and fades linearly to 0 over the first ``--oracle-fade`` of the PPO phase;
-the rest of the run learns without it (Suphx's "oracle guiding", by fading the input's scale
-where Suphx drops its entries). The rollouts and the update of one PPO step use the same weight,
-so PPO's ratio compares like with like.
+1 when PPO starts, stays 1 over the first ``--oracle-hold`` of the PPO phase (default 0), then
+fades linearly to 0 at ``--oracle-fade`` of it; the rest of the run learns without it (Suphx's
+"oracle guiding", by fading the input's scale where Suphx drops its entries; ``--oracle-hold``
+gives Suphx's order, an oracle agent trained at full weight before any fade). The rollouts and
+the update of one PPO step use the same weight, so PPO's ratio compares like with like.
 
 ``W`` is not part of the policy: ``policy.pt`` is the network alone and plays, like every saved
 policy, from the observation. A policy kept while the weight is above 0 plays without the input
@@ -81,7 +82,10 @@ class OracleInput(HiddenCards, torch.nn.Module):
         return weight * torch.nn.functional.linear(self.encode(hidden), self.weight)
 
 
-def oracle_weight(fade: float, cloning: bool, ppo_progress: float) -> float:
-    """The oracle input's weight at an update: 0 while cloning, then ``1 - ppo_progress / fade``
-    down to 0 (``ppo_progress``: 0 at the first PPO update, 1 at the end of the run)."""
-    return 0.0 if cloning else max(0.0, 1.0 - ppo_progress / fade)
+def oracle_weight(fade: float, cloning: bool, ppo_progress: float, hold: float = 0.0) -> float:
+    """The oracle input's weight at an update: 0 while cloning, 1 while ``ppo_progress < hold``,
+    then linearly down to 0 at ``ppo_progress == fade`` (``ppo_progress``: 0 at the first PPO
+    update, 1 at the end of the run; ``0 <= hold < fade``)."""
+    if cloning:
+        return 0.0
+    return min(1.0, max(0.0, 1.0 - (ppo_progress - hold) / (fade - hold)))

@@ -63,7 +63,8 @@ class Args:
     oracle_policy: bool = arg(
         False, "the policy also sees the hidden cards while it learns, fading out over --oracle-fade (training.oracle)"
     )
-    oracle_fade: float = arg(0.5, "share of the PPO phase over which that input fades to 0, in (0, 1]")
+    oracle_hold: float = arg(0.0, "share of the PPO phase that input keeps its full weight, in [0, --oracle-fade)")
+    oracle_fade: float = arg(0.5, "share of the PPO phase by which that input has faded to 0, in (0, 1]")
     oracle_input: str = arg(
         "positions",
         "how that input reads the hidden cards: positions (each card's place in its pile, scaled) or near (0/1 "
@@ -113,7 +114,7 @@ PER_CALL = {"resume", "stop_after", "progress"}  # on resume: this invocation's 
 BEFORE_FLAG = {"sampler": "catalogue", "central_critic": False, "critic_lr": 0.0, "nertz_bonus": 0.0,
                "opponent_features": False, "identity_features": False,
                "follow_features": False, "afterstate": False, "move_set": False, "oracle_policy": False,
-               "oracle_fade": 0.5, "oracle_input": "positions"}  # fmt: skip
+               "oracle_fade": 0.5, "oracle_input": "positions", "oracle_hold": 0.0}  # fmt: skip
 
 
 def check_args(args: Args) -> None:
@@ -131,6 +132,9 @@ def check_args(args: Args) -> None:
         raise ValueError(f"--self-play-fraction {args.self_play_fraction}: accepted 0 to 1")
     if not 0.0 < args.oracle_fade <= 1.0:
         raise ValueError(f"--oracle-fade {args.oracle_fade}: accepted a number in (0, 1]")
+    if not 0.0 <= args.oracle_hold < args.oracle_fade:
+        accepted = f"accepted a number in [0, --oracle-fade {args.oracle_fade})"
+        raise ValueError(f"--oracle-hold {args.oracle_hold}: {accepted}")
     if not 0.0 < args.pfsp_rate <= 1.0:
         raise ValueError(f"--pfsp-rate {args.pfsp_rate}: accepted a number in (0, 1]")
     for name in ("win_bonus", "nertz_bonus", "critic_lr", "pfsp_power"):

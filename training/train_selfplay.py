@@ -226,7 +226,7 @@ def apply_schedule(t: Trainer, update: int) -> tuple[bool, float, float]:
     for group in t.optimizer.param_groups:
         group["lr"] = lr
     if t.oracle is not None:
-        t.oracle_weight = oracle_weight(t.args.oracle_fade, cloning, ppo_progress(t, update))
+        t.oracle_weight = oracle_weight(t.args.oracle_fade, cloning, ppo_progress(t, update), t.args.oracle_hold)
     return cloning, lr, bc_coef
 
 
