@@ -131,6 +131,8 @@ def test_a_hold_not_below_the_fade_is_refused_by_name(tmp_path):
     for hold in ("-0.1", "0.5", "0.7", "nan"):
         with pytest.raises(ValueError, match="--oracle-hold"):
             start(SMALL + ORACLE + ["--oracle-hold", hold, "--run-dir", str(tmp_path)])
+    with pytest.raises(ValueError, match="--oracle-hold 0.25: accepted only with --oracle-policy true"):
+        start(SMALL + ["--oracle-hold", "0.25", "--run-dir", str(tmp_path)])
 
 
 def test_the_near_entries_name_the_cards_the_next_moves_show():

@@ -135,6 +135,8 @@ def check_args(args: Args) -> None:
     if not 0.0 <= args.oracle_hold < args.oracle_fade:
         accepted = f"accepted a number in [0, --oracle-fade {args.oracle_fade})"
         raise ValueError(f"--oracle-hold {args.oracle_hold}: {accepted}")
+    if args.oracle_hold > 0 and not args.oracle_policy:
+        raise ValueError(f"--oracle-hold {args.oracle_hold}: accepted only with --oracle-policy true")
     if not 0.0 < args.pfsp_rate <= 1.0:
         raise ValueError(f"--pfsp-rate {args.pfsp_rate}: accepted a number in (0, 1]")
     for name in ("win_bonus", "nertz_bonus", "critic_lr", "pfsp_power"):
