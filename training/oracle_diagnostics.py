@@ -19,7 +19,7 @@ import torch
 
 from nertz_env.cli_checks import USER_ERRORS, Parser, output_file
 from nertz_env.training.central_critic import explained_variance
-from nertz_env.training.pair_policy import pair_log_softmax
+from nertz_env.training.pair_policy import pair_log_softmax, row_argmax
 from nertz_env.training.selfplay_ppo import Batch, advantages, collect, oracle_pre
 from nertz_env.training.train_selfplay import apply_schedule, open_trainer
 
@@ -45,29 +45,21 @@ def lean(checkpoint: str) -> dict[str, float]:
         for name, pre in (("with", oracle_pre(t, batch.hidden)), ("without", None)):
             scores, value = t.net.pair_scores(batch.obs, rows, acts, batch.feats, pre)
             logp, entropy = pair_log_softmax(scores, rows, t.batch_size)
-            scored[name] = (logp, entropy, value)
-    logp_with, entropy, value_with = scored["with"]
-    logp_without, _, value_without = scored["without"]
+            scored[name] = (logp, entropy, value, row_argmax(logp.numpy(), rows.numpy(), t.batch_size))
+    logp_with, entropy, value_with, likeliest_with = scored["with"]
+    logp_without, _, value_without, likeliest_without = scored["without"]
     kl = torch.zeros(t.batch_size).index_add(0, rows, logp_with.exp() * (logp_with - logp_without))
-    same = likeliest(logp_with, rows, t.batch_size) == likeliest(logp_without, rows, t.batch_size)
     return {
         "update": first,
         "oracle_weight": t.oracle_weight,
         "decisions": t.batch_size,
         "kl_mean": kl.mean().item(),
         "kl_max": kl.max().item(),
-        "same_likeliest_move": same.float().mean().item(),
+        "same_likeliest_move": float((likeliest_with == likeliest_without).mean()),
         "entropy_mean": entropy.mean().item(),
         "value_explains_with": explained_variance(value_with, batch.ret),
         "value_explains_without": explained_variance(value_without, batch.ret),
     }
-
-
-def likeliest(logp: torch.Tensor, rows: torch.Tensor, n: int) -> torch.Tensor:
-    """Each row's likeliest pair (its index among all pairs; the first on a tie)."""
-    best = torch.full((n,), -torch.inf).scatter_reduce(0, rows, logp, "amax", include_self=True)
-    at_best = logp == best[rows]
-    return torch.full((n,), len(logp)).scatter_reduce(0, rows[at_best], torch.arange(len(logp))[at_best], "amin")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

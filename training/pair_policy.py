@@ -52,11 +52,18 @@ def sample_pairs(scores: torch.Tensor, rows: np.ndarray, n: int) -> np.ndarray:
     ``exp(score) / E``, i.e. of largest ``score - log E``, wins with its softmax probability. One
     draw per legal move, where ``Categorical`` over the masked catalogue draws one per entry."""
     key = (scores - torch.empty_like(scores).exponential_().log()).cpu().numpy()
+    return row_argmax(key, rows, n, "sample_pairs")
+
+
+def row_argmax(values: np.ndarray, rows: np.ndarray, n: int, caller: str = "row_argmax") -> np.ndarray:
+    """For each row ``0 .. n-1``, the index of its pair of largest ``values`` (``rows`` ascending,
+    every row holding at least one pair, else a ``ValueError`` naming ``caller``); a tie keeps the
+    row's first pair."""
     counts = np.bincount(rows, minlength=n)
     if len(counts) != n or not counts.all():
-        raise ValueError(f"sample_pairs: {n - np.count_nonzero(counts[:n])} of {n} rows hold no legal move")
-    top = np.maximum.reduceat(key, np.cumsum(counts) - counts)
-    hit = np.flatnonzero(key == top[rows])
+        raise ValueError(f"{caller}: {n - np.count_nonzero(counts[:n])} of {n} rows hold no legal move")
+    top = np.maximum.reduceat(values, np.cumsum(counts) - counts)
+    hit = np.flatnonzero(values == top[rows])
     first = np.ones(len(hit), np.bool_)  # a tie keeps the row's first pair
     first[1:] = rows[hit[1:]] != rows[hit[:-1]]
     return hit[first]
