@@ -135,6 +135,15 @@ def test_a_hold_not_below_the_fade_is_refused_by_name(tmp_path):
         start(SMALL + ["--oracle-hold", "0.25", "--run-dir", str(tmp_path)])
 
 
+def test_the_oracle_flags_away_from_their_defaults_are_refused_without_the_oracle(tmp_path):
+    """They would shape nothing: each is refused by name, not silently accepted."""
+    for flag, value in (("--oracle-fade", "0.9"), ("--oracle-input", "near")):
+        with pytest.raises(ValueError, match=f"{flag} {value}: accepted only with --oracle-policy true"):
+            start(SMALL + [flag, value, "--run-dir", str(tmp_path)])
+    args, _, _ = start(SMALL + ["--oracle-fade", "0.5", "--oracle-input", "positions", "--run-dir", str(tmp_path)])
+    assert (args.oracle_fade, args.oracle_input) == (0.5, "positions")  # the defaults, as before
+
+
 def test_the_near_entries_name_the_cards_the_next_moves_show():
     """``--oracle-input near``, checked against play (R2, R4.1): where a seat's Nertz pile loses its
     top, the new top is the card named 1 below it; where a seat DRAWs 3 from a stock of 3 or more,

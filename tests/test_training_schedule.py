@@ -16,8 +16,8 @@ TINY = ["--num-envs", "2", "--num-steps", "4", "--lookahead-features", "false", 
         "--tensorboard", "false"]  # fmt: skip
 
 
-def trainer(anneal_lr: bool) -> SimpleNamespace:
-    args = SimpleNamespace(learning_rate=1e-3, bc_coef=0.1, anneal_lr=anneal_lr)
+def trainer(anneal_lr: bool, lr_schedule: str = "linear") -> SimpleNamespace:
+    args = SimpleNamespace(learning_rate=1e-3, bc_coef=0.1, anneal_lr=anneal_lr, lr_schedule=lr_schedule)
     return SimpleNamespace(args=args, bc_updates=2, num_updates=6)
 
 
@@ -38,6 +38,26 @@ def test_the_ppo_phase_anneals_the_rate_and_fades_the_pull_from_bc_coef():
 def test_without_annealing_the_rate_stays_while_the_pull_still_fades():
     cloning, lr, pull = schedule(trainer(anneal_lr=False), 6)
     assert (cloning, lr) == (False, 1e-3) and pull == pytest.approx(0.025)
+
+
+def test_a_cosine_anneal_follows_half_a_cosine_wave_while_the_pull_still_fades_linearly():
+    """``--lr-schedule cosine``: (1 + cos(pi progress)) / 2 of the rate; above the linear rate in the
+    first half of the PPO phase, equal at its middle, below it after. Cloning keeps the full rate."""
+    t, linear = trainer(anneal_lr=True, lr_schedule="cosine"), trainer(anneal_lr=True)
+    assert schedule(t, 2) == (True, 1e-3, 1.0)
+    rates = {update: schedule(t, update)[1] for update in (3, 4, 5, 6)}  # progress 0, 1/4, 1/2, 3/4
+    assert rates[3] == pytest.approx(1e-3)
+    assert rates[4] == pytest.approx(1e-3 * (1 + 0.5**0.5) / 2) and rates[4] > schedule(linear, 4)[1]
+    assert rates[5] == pytest.approx(schedule(linear, 5)[1]) == pytest.approx(5e-4)
+    assert rates[6] == pytest.approx(1e-3 * (1 - 0.5**0.5) / 2) and rates[6] < schedule(linear, 6)[1]
+    assert [schedule(t, u)[2] for u in (4, 6)] == pytest.approx([0.075, 0.025])
+
+
+def test_a_schedule_without_an_anneal_is_refused_by_name():
+    with pytest.raises(ValueError, match="--lr-schedule cosine: accepted only with --anneal-lr true"):
+        open_trainer([*TINY, "--lr-schedule", "cosine", "--anneal-lr", "false"])
+    with pytest.raises(SystemExit):  # argparse names the accepted shapes
+        open_trainer([*TINY, "--lr-schedule", "step"], as_command=True)
 
 
 def test_open_trainer_starts_a_fresh_run_at_update_one_and_a_resumed_one_after_its_checkpoint(tmp_path):

@@ -81,7 +81,13 @@ class Args:
         choices=["pairs", "catalogue"],
     )
     learning_rate: float = arg(3e-4, "Adam learning rate")
-    anneal_lr: bool = arg(True, "anneal the learning rate linearly to 0")
+    anneal_lr: bool = arg(True, "anneal the learning rate to 0 over the PPO phase (its shape: --lr-schedule)")
+    lr_schedule: str = arg(
+        "linear",
+        "the anneal's shape: linear (the rate falls in step with the PPO phase) or cosine (half a cosine wave: "
+        "more updates near the full rate and near 0, fewer between)",
+        choices=["linear", "cosine"],
+    )
     gamma: float = arg(0.995, "discount factor")
     gae_lambda: float = arg(0.95, "GAE lambda")
     num_minibatches: int = arg(4, "minibatches per epoch")
@@ -114,7 +120,8 @@ PER_CALL = {"resume", "stop_after", "progress"}  # on resume: this invocation's 
 BEFORE_FLAG = {"sampler": "catalogue", "central_critic": False, "critic_lr": 0.0, "nertz_bonus": 0.0,
                "opponent_features": False, "identity_features": False,
                "follow_features": False, "afterstate": False, "move_set": False, "oracle_policy": False,
-               "oracle_fade": 0.5, "oracle_input": "positions", "oracle_hold": 0.0}  # fmt: skip
+               "oracle_fade": 0.5, "oracle_input": "positions", "oracle_hold": 0.0,
+               "lr_schedule": "linear"}  # fmt: skip
 
 
 def check_args(args: Args) -> None:
@@ -130,13 +137,9 @@ def check_args(args: Args) -> None:
     rules_config(args.num_players, args.reward, args.rules)
     if not 0.0 <= args.self_play_fraction <= 1.0:
         raise ValueError(f"--self-play-fraction {args.self_play_fraction}: accepted 0 to 1")
-    if not 0.0 < args.oracle_fade <= 1.0:
-        raise ValueError(f"--oracle-fade {args.oracle_fade}: accepted a number in (0, 1]")
-    if not 0.0 <= args.oracle_hold < args.oracle_fade:
-        accepted = f"accepted a number in [0, --oracle-fade {args.oracle_fade})"
-        raise ValueError(f"--oracle-hold {args.oracle_hold}: {accepted}")
-    if args.oracle_hold > 0 and not args.oracle_policy:
-        raise ValueError(f"--oracle-hold {args.oracle_hold}: accepted only with --oracle-policy true")
+    check_oracle(args)
+    if args.lr_schedule != "linear" and not args.anneal_lr:
+        raise ValueError(f"--lr-schedule {args.lr_schedule}: accepted only with --anneal-lr true (the rate it shapes)")
     if not 0.0 < args.pfsp_rate <= 1.0:
         raise ValueError(f"--pfsp-rate {args.pfsp_rate}: accepted a number in (0, 1]")
     for name in ("win_bonus", "nertz_bonus", "critic_lr", "pfsp_power"):
@@ -162,3 +165,19 @@ def check_args(args: Args) -> None:
         )
     if args.num_minibatches > batch:
         raise ValueError(f"--num-minibatches {args.num_minibatches} exceeds the {batch} decisions of an update")
+
+
+def check_oracle(args: Args) -> None:
+    """The oracle input's flags in range, and none of them away from its default without
+    ``--oracle-policy true`` (they would shape nothing)."""
+    if not 0.0 < args.oracle_fade <= 1.0:
+        raise ValueError(f"--oracle-fade {args.oracle_fade}: accepted a number in (0, 1]")
+    if not 0.0 <= args.oracle_hold < args.oracle_fade:
+        accepted = f"accepted a number in [0, --oracle-fade {args.oracle_fade})"
+        raise ValueError(f"--oracle-hold {args.oracle_hold}: {accepted}")
+    if args.oracle_policy:
+        return
+    for name in ("oracle_hold", "oracle_fade", "oracle_input"):
+        value = getattr(args, name)
+        if value != BEFORE_FLAG[name]:  # these equal the defaults
+            raise ValueError(f"--{name.replace('_', '-')} {value}: accepted only with --oracle-policy true")

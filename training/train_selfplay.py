@@ -43,6 +43,7 @@ On ``--resume`` the checkpoint's arguments hold: a flag that contradicts them is
 from __future__ import annotations
 
 import json
+import math
 import pickle
 import random
 import shutil
@@ -205,13 +206,22 @@ def restore(t: Trainer, resume: dict[str, Any] | None) -> tuple[Loop, int, list[
 
 def schedule(t: Trainer, update: int) -> tuple[bool, float, float]:
     """Update ``update``'s (counted from 1) phase, learning rate and teacher pull: cloning (pull 1)
-    for the first ``bc_updates``, then PPO, its rate annealed to 0 with ``--anneal-lr`` and the pull
-    fading from ``--bc-coef`` to 0 over the PPO phase."""
+    for the first ``bc_updates``, then PPO, its rate annealed to 0 with ``--anneal-lr`` (linearly, or
+    along half a cosine wave with ``--lr-schedule cosine``) and the pull fading from ``--bc-coef`` to
+    0 over the PPO phase."""
     a = t.args
     cloning = update <= t.bc_updates
     progress = ppo_progress(t, update)
-    lr = a.learning_rate * (1.0 - progress if a.anneal_lr and not cloning else 1.0)
+    lr = a.learning_rate * (anneal_factor(a.lr_schedule, progress) if a.anneal_lr and not cloning else 1.0)
     return cloning, lr, 1.0 if cloning else a.bc_coef * (1.0 - progress)
+
+
+def anneal_factor(shape: str, progress: float) -> float:
+    """The share of the full learning rate at ``progress`` (0 to 1) through the PPO phase: ``linear``
+    falls as 1 - progress, ``cosine`` as (1 + cos(pi progress)) / 2; both from 1 to 0."""
+    if shape == "cosine":
+        return 0.5 * (1.0 + math.cos(math.pi * progress))
+    return 1.0 - progress
 
 
 def ppo_progress(t: Trainer, update: int) -> float:
