@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("torch", reason="the trainer needs torch (the training extra)")
 
-from nertz_env.training.train_selfplay import main, open_trainer, schedule  # noqa: E402
+from nertz_env.training.train_selfplay import anneal_factor, main, open_trainer, schedule  # noqa: E402
 
 # A batch is 4 ticks x 5 learner seats (one self-play game, one mixed): 2 cloning updates of 6.
 TINY = ["--num-envs", "2", "--num-steps", "4", "--lookahead-features", "false", "--total-steps", "120",
@@ -58,6 +58,8 @@ def test_a_schedule_without_an_anneal_is_refused_by_name():
         open_trainer([*TINY, "--lr-schedule", "cosine", "--anneal-lr", "false"])
     with pytest.raises(SystemExit):  # argparse names the accepted shapes
         open_trainer([*TINY, "--lr-schedule", "step"], as_command=True)
+    with pytest.raises(ValueError, match="learning-rate schedule 'step': accepted linear, cosine"):
+        anneal_factor("step", 0.5)  # the function itself, called past the flags' check
 
 
 def test_open_trainer_starts_a_fresh_run_at_update_one_and_a_resumed_one_after_its_checkpoint(tmp_path):

@@ -219,9 +219,11 @@ def schedule(t: Trainer, update: int) -> tuple[bool, float, float]:
 def anneal_factor(shape: str, progress: float) -> float:
     """The share of the full learning rate at ``progress`` (0 to 1) through the PPO phase: ``linear``
     falls as 1 - progress, ``cosine`` as (1 + cos(pi progress)) / 2; both from 1 to 0."""
+    if shape == "linear":
+        return 1.0 - progress
     if shape == "cosine":
         return 0.5 * (1.0 + math.cos(math.pi * progress))
-    return 1.0 - progress
+    raise ValueError(f"learning-rate schedule {shape!r}: accepted linear, cosine")
 
 
 def ppo_progress(t: Trainer, update: int) -> float:
