@@ -14,6 +14,8 @@ from nertz_env.training.opponent_pool import SAMPLINGS
 from nertz_env.training.oracle import ENCODINGS
 from nertz_env.training.selfplay_ppo import Seats
 
+LR_SHAPES = ("linear", "cosine")  # --lr-schedule: train_selfplay.anneal_factor computes each
+
 
 @dataclass
 class Args:
@@ -86,7 +88,7 @@ class Args:
         "linear",
         "the anneal's shape: linear (the rate falls in step with the PPO phase) or cosine (half a cosine wave: "
         "more updates near the full rate and near 0, fewer between)",
-        choices=["linear", "cosine"],
+        choices=list(LR_SHAPES),
     )
     gamma: float = arg(0.995, "discount factor")
     gae_lambda: float = arg(0.95, "GAE lambda")

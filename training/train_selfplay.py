@@ -82,7 +82,7 @@ from nertz_env.training.checkpoint import (
 from nertz_env.training.init_policy import start_from
 from nertz_env.training.opponent_pool import Opponents
 from nertz_env.training.oracle import OracleInput, oracle_weight
-from nertz_env.training.selfplay_args import BEFORE_FLAG, MAY_CHANGE, PER_CALL, REQUIRED, Args, check_args
+from nertz_env.training.selfplay_args import BEFORE_FLAG, LR_SHAPES, MAY_CHANGE, PER_CALL, REQUIRED, Args, check_args
 from nertz_env.training.selfplay_ppo import Loop, Rollout, Seats, advantages, collect, log_scalars
 from nertz_env.training.selfplay_ppo import update as update_net
 from nertz_env.vector import NertzVectorEnv
@@ -223,7 +223,7 @@ def anneal_factor(shape: str, progress: float) -> float:
         return 1.0 - progress
     if shape == "cosine":
         return 0.5 * (1.0 + math.cos(math.pi * progress))
-    raise ValueError(f"learning-rate schedule {shape!r}: accepted linear, cosine")
+    raise ValueError(f"learning-rate schedule {shape!r}: accepted {', '.join(LR_SHAPES)}")
 
 
 def ppo_progress(t: Trainer, update: int) -> float:
