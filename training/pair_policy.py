@@ -19,18 +19,22 @@ def pair_of(rows: np.ndarray, acts: np.ndarray, per_row: np.ndarray) -> np.ndarr
 
 
 def draw(net, sampler: str, obs: np.ndarray, rows: np.ndarray, acts: np.ndarray, feats: np.ndarray, device,
-         learner: bool = True, pre_add=None):  # fmt: skip
+         learner: bool = True, pre_add=None, temperature: float = 1.0):  # fmt: skip
     """``(moves, log-probabilities, values)`` of ``net``'s policy at each row of ``obs``, from the
     legal (row, move) pairs ``rows``, ``acts`` and their features ``feats`` (``learner=False``, an
     opponent's draw: the moves alone, the rest None). ``sampler`` (the trainer's ``--sampler``)
     ``"pairs"``: ``sample_pairs``, one draw per legal move; ``"catalogue"``: torch's
     ``Categorical`` over the whole masked catalogue, one draw per catalogue entry (the draws of
     every run before the option, so their files are reproduced bit for bit). Both draw from the
-    same distribution. ``pre_add``: the oracle input of the learner's rows (``training.oracle``), or None."""
+    same distribution. ``pre_add``: the oracle input of the learner's rows (``training.oracle``), or None.
+    ``temperature`` (``--explore-temperature``, ``"pairs"`` only): the moves are drawn from the
+    softmax of the scores divided by it, and their log-probabilities are still the policy's own."""
     with torch.no_grad():
         pairs = (torch.from_numpy(rows).to(device), torch.from_numpy(acts).to(device))
         inputs = (torch.from_numpy(obs).to(device), *pairs, torch.from_numpy(feats).to(device))
         if sampler == "catalogue":
+            if temperature != 1.0:
+                raise ValueError(f"temperature {temperature}: accepted only with the pairs sampler")
             logits, value = net.score(*inputs, pre_add)
             dist = torch.distributions.Categorical(logits=logits)
             action = dist.sample()
@@ -38,7 +42,7 @@ def draw(net, sampler: str, obs: np.ndarray, rows: np.ndarray, acts: np.ndarray,
                 return action.cpu().numpy(), None, None
             return action.cpu().numpy(), dist.log_prob(action).cpu(), value.cpu()
         scores, value = net.pair_scores(*inputs, pre_add)
-        pair = sample_pairs(scores, rows, len(obs))
+        pair = sample_pairs(scores if temperature == 1.0 else scores / temperature, rows, len(obs))
         if not learner:
             return acts[pair], None, None
         logp, _ = pair_log_softmax(scores, pairs[0], len(obs))

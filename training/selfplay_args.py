@@ -82,6 +82,11 @@ class Args:
         "of runs before this flag; the same distribution)",
         choices=["pairs", "catalogue"],
     )
+    explore_temperature: float = arg(
+        1.0,
+        "the PPO phase draws the learner's moves from its policy's softmax at this temperature (above 1: more "
+        "exploration), scored in the update as its own draws (no importance correction); 1: the policy itself",
+    )
     learning_rate: float = arg(3e-4, "Adam learning rate")
     anneal_lr: bool = arg(True, "anneal the learning rate to 0 over the PPO phase (its shape: --lr-schedule)")
     lr_schedule: str = arg(
@@ -123,7 +128,7 @@ BEFORE_FLAG = {"sampler": "catalogue", "central_critic": False, "critic_lr": 0.0
                "opponent_features": False, "identity_features": False,
                "follow_features": False, "afterstate": False, "move_set": False, "oracle_policy": False,
                "oracle_fade": 0.5, "oracle_input": "positions", "oracle_hold": 0.0,
-               "lr_schedule": "linear"}  # fmt: skip
+               "lr_schedule": "linear", "explore_temperature": 1.0}  # fmt: skip
 
 
 def check_args(args: Args) -> None:
@@ -142,6 +147,7 @@ def check_args(args: Args) -> None:
     check_oracle(args)
     if args.lr_schedule != "linear" and not args.anneal_lr:
         raise ValueError(f"--lr-schedule {args.lr_schedule}: accepted only with --anneal-lr true (the rate it shapes)")
+    check_explore(args)
     if not 0.0 < args.pfsp_rate <= 1.0:
         raise ValueError(f"--pfsp-rate {args.pfsp_rate}: accepted a number in (0, 1]")
     for name in ("win_bonus", "nertz_bonus", "critic_lr", "pfsp_power"):
@@ -167,6 +173,15 @@ def check_args(args: Args) -> None:
         )
     if args.num_minibatches > batch:
         raise ValueError(f"--num-minibatches {args.num_minibatches} exceeds the {batch} decisions of an update")
+
+
+def check_explore(args: Args) -> None:
+    """``--explore-temperature`` a finite number above 0, away from 1 only with ``--sampler pairs``."""
+    value = args.explore_temperature
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"--explore-temperature {value}: accepted a finite number > 0")
+    if value != 1.0 and args.sampler != "pairs":
+        raise ValueError(f"--explore-temperature {value}: accepted only with --sampler pairs")
 
 
 def check_oracle(args: Args) -> None:

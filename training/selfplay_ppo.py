@@ -112,8 +112,9 @@ class Loop:
     global_step: int
 
 
-def collect(t: Any, buf: Rollout, loop: Loop, bc_coef: float) -> None:
-    """One rollout of ``num_steps`` ticks into ``buf`` (``t``: the trainer's pieces)."""
+def collect(t: Any, buf: Rollout, loop: Loop, bc_coef: float, temperature: float = 1.0) -> None:
+    """One rollout of ``num_steps`` ticks into ``buf`` (``t``: the trainer's pieces); the learner
+    draws its moves at ``temperature`` (``pair_policy.draw``)."""
     a, seats, D, n_actions = t.args, t.seats, t.obs_dim, t.n_actions
     P, n_learn, device = a.num_players, seats.n_learn, t.device
     buf.rows, buf.acts, buf.feats = [], [], []
@@ -140,7 +141,8 @@ def collect(t: Any, buf: Rollout, loop: Loop, bc_coef: float) -> None:
         buf.acts.append(acts)
         buf.feats.append(feats)
         pre = oracle_pre(t, buf.hidden[step]) if buf.hidden is not None else None
-        action, logprob, value = draw(t.net, a.sampler, flat_obs, rows, acts, feats, device, pre_add=pre)
+        action, logprob, value = draw(t.net, a.sampler, flat_obs, rows, acts, feats, device, pre_add=pre,
+                                     temperature=temperature)
         t_net += time.perf_counter() - tn
         buf.actions[step], buf.logprobs[step], buf.values[step] = torch.from_numpy(action), logprob, value
         loop.actions.reshape(-1)[seats.learn_idx] = action

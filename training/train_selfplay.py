@@ -351,7 +351,7 @@ def train_one(t: Trainer, buf: Rollout, loop: Loop, update: int, bar, writer) ->
     a = t.args
     t0 = time.perf_counter()
     cloning, lr, bc_coef = apply_schedule(t, update)
-    collect(t, buf, loop, bc_coef)
+    collect(t, buf, loop, bc_coef, 1.0 if cloning else a.explore_temperature)
     t_rollout = time.perf_counter() - t0
     adv, ret = advantages(t, buf, loop)
     stats = update_net(t, buf, adv, ret, cloning, bc_coef)
