@@ -12,6 +12,7 @@ from test_training_schedule import TINY  # noqa: E402
 from nertz_env.agents.features import ActionFeatures  # noqa: E402
 from nertz_env.agents.policy import build_scorer  # noqa: E402
 from nertz_env.training import selfplay_ppo  # noqa: E402
+from nertz_env.training.loss_gradients import measure  # noqa: E402
 from nertz_env.training.pair_policy import draw, pair_log_softmax, pair_of, sample_pairs  # noqa: E402
 from nertz_env.training.train_selfplay import open_trainer, train_one  # noqa: E402
 from nertz_env.vector import NertzVectorEnv  # noqa: E402
@@ -52,7 +53,8 @@ def test_catalogue_draws_refuse_a_temperature(batch):
 
 
 def test_the_trainer_draws_at_the_temperature_in_the_ppo_phase_only(monkeypatch):
-    """TINY's first 2 updates clone, the next ones are PPO: ``collect`` draws at 1.0, then at the flag."""
+    """TINY's first 2 updates clone, the next ones are PPO: ``collect`` draws at 1.0, then at the
+    flag, in the trainer and in ``loss_gradients.measure``."""
     seen = []
 
     def recording_draw(*args, temperature=1.0, **kwargs):
@@ -64,6 +66,9 @@ def test_the_trainer_draws_at_the_temperature_in_the_ppo_phase_only(monkeypatch)
     for update in (first, first + 1, first + 2):
         train_one(t, buf, loop, update, bar=_NoBar(), writer=None)
     steps = t.args.num_steps
+    assert seen == [1.0] * (2 * steps) + [1.5] * steps
+    seen.clear()  # the tool that measures a trainer's updates draws as the trainer does
+    measure([*TINY, "--explore-temperature", "1.5"], updates=3)
     assert seen == [1.0] * (2 * steps) + [1.5] * steps
 
 

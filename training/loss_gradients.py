@@ -54,7 +54,7 @@ def measure(argv: Sequence[str], updates: int, as_command: bool = False) -> dict
     rows: list[dict[str, float]] = []
     for update in range(first, first + updates):
         cloning, _, bc_coef = train_selfplay.apply_schedule(t, update)  # the oracle's weight; no step
-        collect(t, buf, loop, bc_coef)
+        collect(t, buf, loop, bc_coef, train_selfplay.draw_temperature(t, cloning))
         adv, ret = advantages(t, buf, loop)
         batch = Batch.of(t, buf, adv, ret, bc_coef)
         order = torch.randperm(t.batch_size)

@@ -50,7 +50,7 @@ def profile(argv: Sequence[str], updates: int, dense: bool = False, as_command: 
     for i in range(updates + 1):
         cloning, lr, bc_coef = train_selfplay.apply_schedule(t, first + i)
         began = time.perf_counter()
-        collect(t, buf, loop, bc_coef)
+        collect(t, buf, loop, bc_coef, train_selfplay.draw_temperature(t, cloning))
         rolled = time.perf_counter()
         adv, ret = advantages(t, buf, loop)
         gae = time.perf_counter()

@@ -231,6 +231,12 @@ def ppo_progress(t: Trainer, update: int) -> float:
     return (update - 1 - t.bc_updates) / max(1, t.num_updates - t.bc_updates)
 
 
+def draw_temperature(t: Trainer, cloning: bool) -> float:
+    """The temperature the learner's moves are drawn at in a rollout: 1 while cloning, else
+    ``--explore-temperature`` (``pair_policy.draw``)."""
+    return 1.0 if cloning else t.args.explore_temperature
+
+
 def apply_schedule(t: Trainer, update: int) -> tuple[bool, float, float]:
     """``schedule``'s phase, rate and pull, with the rate set on every parameter group and the
     oracle input's weight (``training.oracle``) set on the trainer."""
@@ -351,7 +357,7 @@ def train_one(t: Trainer, buf: Rollout, loop: Loop, update: int, bar, writer) ->
     a = t.args
     t0 = time.perf_counter()
     cloning, lr, bc_coef = apply_schedule(t, update)
-    collect(t, buf, loop, bc_coef, 1.0 if cloning else a.explore_temperature)
+    collect(t, buf, loop, bc_coef, draw_temperature(t, cloning))
     t_rollout = time.perf_counter() - t0
     adv, ret = advantages(t, buf, loop)
     stats = update_net(t, buf, adv, ret, cloning, bc_coef)
