@@ -19,7 +19,7 @@ def pair_of(rows: np.ndarray, acts: np.ndarray, per_row: np.ndarray) -> np.ndarr
 
 
 def draw(net, sampler: str, obs: np.ndarray, rows: np.ndarray, acts: np.ndarray, feats: np.ndarray, device,
-         learner: bool = True, pre_add=None, temperature: float = 1.0):  # fmt: skip
+         learner: bool = True, pre_add=None, temperature: float = 1.0, weigh: bool = False):  # fmt: skip
     """``(moves, log-probabilities, values)`` of ``net``'s policy at each row of ``obs``, from the
     legal (row, move) pairs ``rows``, ``acts`` and their features ``feats`` (``learner=False``, an
     opponent's draw: the moves alone, the rest None). ``sampler`` (the trainer's ``--sampler``)
@@ -28,7 +28,9 @@ def draw(net, sampler: str, obs: np.ndarray, rows: np.ndarray, acts: np.ndarray,
     every run before the option, so their files are reproduced bit for bit). Both draw from the
     same distribution. ``pre_add``: the oracle input of the learner's rows (``training.oracle``), or None.
     ``temperature`` (``--explore-temperature``, ``"pairs"`` only): the moves are drawn from the
-    softmax of the scores divided by it, and their log-probabilities are still the policy's own."""
+    softmax of the scores divided by it, and their log-probabilities are still the policy's own.
+    ``weigh`` (a learner's draw): a fourth result, each move's importance weight, its probability
+    under the policy over its probability under that tempered draw (1 at ``temperature`` 1)."""
     with torch.no_grad():
         pairs = (torch.from_numpy(rows).to(device), torch.from_numpy(acts).to(device))
         inputs = (torch.from_numpy(obs).to(device), *pairs, torch.from_numpy(feats).to(device))
@@ -46,7 +48,11 @@ def draw(net, sampler: str, obs: np.ndarray, rows: np.ndarray, acts: np.ndarray,
         if not learner:
             return acts[pair], None, None
         logp, _ = pair_log_softmax(scores, pairs[0], len(obs))
-        return acts[pair], logp[torch.from_numpy(pair).to(device)].cpu(), value.cpu()
+        drawn = torch.from_numpy(pair).to(device)
+        if not weigh:
+            return acts[pair], logp[drawn].cpu(), value.cpu()
+        behaviour = logp if temperature == 1.0 else pair_log_softmax(scores / temperature, pairs[0], len(obs))[0]
+        return acts[pair], logp[drawn].cpu(), value.cpu(), (logp[drawn] - behaviour[drawn]).exp().cpu()
 
 
 def sample_pairs(scores: torch.Tensor, rows: np.ndarray, n: int) -> np.ndarray:

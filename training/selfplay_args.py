@@ -87,6 +87,12 @@ class Args:
         "the PPO phase draws the learner's moves from its policy's softmax at this temperature (above 1: more "
         "exploration), scored in the update as its own draws (no importance correction); 1: the policy itself",
     )
+    explore_correction: str = arg(
+        "none",
+        "how the update scores the tempered draws: none (as the policy's own) or importance (decoupled PPO: each "
+        "move's clipped term weighted by its probability under the policy over that under the draw)",
+        choices=["none", "importance"],
+    )
     learning_rate: float = arg(3e-4, "Adam learning rate")
     anneal_lr: bool = arg(True, "anneal the learning rate to 0 over the PPO phase (its shape: --lr-schedule)")
     lr_schedule: str = arg(
@@ -128,7 +134,8 @@ BEFORE_FLAG = {"sampler": "catalogue", "central_critic": False, "critic_lr": 0.0
                "opponent_features": False, "identity_features": False,
                "follow_features": False, "afterstate": False, "move_set": False, "oracle_policy": False,
                "oracle_fade": 0.5, "oracle_input": "positions", "oracle_hold": 0.0,
-               "lr_schedule": "linear", "explore_temperature": 1.0}  # fmt: skip
+               "lr_schedule": "linear", "explore_temperature": 1.0,
+               "explore_correction": "none"}  # fmt: skip
 
 
 def check_args(args: Args) -> None:
@@ -176,12 +183,16 @@ def check_args(args: Args) -> None:
 
 
 def check_explore(args: Args) -> None:
-    """``--explore-temperature`` a finite number above 0, away from 1 only with ``--sampler pairs``."""
+    """``--explore-temperature`` a finite number above 0, away from 1 only with ``--sampler pairs``;
+    ``--explore-correction`` only with a temperature to correct."""
     value = args.explore_temperature
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"--explore-temperature {value}: accepted a finite number > 0")
     if value != 1.0 and args.sampler != "pairs":
         raise ValueError(f"--explore-temperature {value}: accepted only with --sampler pairs")
+    if args.explore_correction != "none" and value == 1.0:
+        raise ValueError(f"--explore-correction {args.explore_correction}: accepted only with an "
+                         "--explore-temperature other than 1 (there is nothing to correct)")  # fmt: skip
 
 
 def check_oracle(args: Args) -> None:

@@ -55,6 +55,7 @@ class Rollout:
     dones: torch.Tensor
     values: torch.Tensor
     hidden: torch.Tensor | None = None  # ``[num_steps, n_learn, players * 156]``: with a central critic or oracle
+    weights: torch.Tensor | None = None  # ``[num_steps, n_learn]``: importance weights (--explore-correction)
     rows: list[np.ndarray] = field(default_factory=list)
     acts: list[np.ndarray] = field(default_factory=list)
     feats: list[np.ndarray] = field(default_factory=list)
@@ -76,6 +77,8 @@ class Rollout:
         reader = hidden_reader(t)
         if reader is not None:
             buf.hidden = torch.zeros((t.args.num_steps, t.seats.n_learn, reader.width), dtype=torch.int8)
+        if t.args.explore_correction == "importance":
+            buf.weights = torch.ones((t.args.num_steps, t.seats.n_learn))
         return buf
 
 
@@ -141,8 +144,11 @@ def collect(t: Any, buf: Rollout, loop: Loop, bc_coef: float, temperature: float
         buf.acts.append(acts)
         buf.feats.append(feats)
         pre = oracle_pre(t, buf.hidden[step]) if buf.hidden is not None else None
-        action, logprob, value = draw(t.net, a.sampler, flat_obs, rows, acts, feats, device, pre_add=pre,
-                                     temperature=temperature)
+        drawn = draw(t.net, a.sampler, flat_obs, rows, acts, feats, device, pre_add=pre, temperature=temperature,
+                     weigh=buf.weights is not None)  # fmt: skip
+        action, logprob, value = drawn[:3]
+        if buf.weights is not None:
+            buf.weights[step] = drawn[3]
         t_net += time.perf_counter() - tn
         buf.actions[step], buf.logprobs[step], buf.values[step] = torch.from_numpy(action), logprob, value
         loop.actions.reshape(-1)[seats.learn_idx] = action
@@ -247,6 +253,7 @@ class Batch:
     played: np.ndarray
     taught: np.ndarray | None
     hidden: torch.Tensor | None = None  # ``[batch, players * 156]`` with a central critic or oracle
+    weights: torch.Tensor | None = None  # ``[batch]``: importance weights (--explore-correction)
 
     @classmethod
     def of(cls, t: Any, buf: Rollout, adv: torch.Tensor, ret: torch.Tensor, bc_coef: float) -> Batch:
@@ -257,7 +264,8 @@ class Batch:
         return cls(buf.obs.reshape(batch_size, t.obs_dim), buf.logprobs.reshape(-1), adv.reshape(-1),
                    ret.reshape(-1), all_acts, torch.from_numpy(np.concatenate(buf.feats)), n_pairs,
                    np.cumsum(n_pairs) - n_pairs, pair_of(all_rows, all_acts, buf.actions.reshape(-1).numpy()),
-                   taught, None if buf.hidden is None else buf.hidden.reshape(batch_size, -1))  # fmt: skip
+                   taught, None if buf.hidden is None else buf.hidden.reshape(batch_size, -1),
+                   None if buf.weights is None else buf.weights.reshape(-1))  # fmt: skip
 
 
 def update(t: Any, buf: Rollout, adv: torch.Tensor, ret: torch.Tensor, cloning: bool, bc_coef: float) -> dict:
@@ -321,7 +329,9 @@ def loss_terms(t: Any, batch: Batch, mb_index: torch.Tensor, cloning: bool, bc_c
         stats["agreement"].append((logp.detach()[target] >= best).float().mean().item())
     if not cloning:
         chosen = torch.from_numpy(offset + batch.played[mb] - batch.first_pair[mb]).to(device)
-        terms["policy"] = _policy_loss(a, logp[chosen], batch.logprobs[mb].to(device), batch.adv[mb].to(device), stats)
+        weights = None if batch.weights is None else batch.weights[mb].to(device)
+        terms["policy"] = _policy_loss(a, logp[chosen], batch.logprobs[mb].to(device), batch.adv[mb].to(device), stats,
+                                       weights)  # fmt: skip
         terms["entropy"] = a.ent_coef * entropy.mean()
     return terms
 
@@ -336,8 +346,10 @@ def total_loss(terms: dict[str, torch.Tensor]) -> torch.Tensor:
     return loss
 
 
-def _policy_loss(a: Any, newlogprob, old_logprobs, adv, stats: dict) -> torch.Tensor:
-    """PPO's clipped policy loss."""
+def _policy_loss(a: Any, newlogprob, old_logprobs, adv, stats: dict, weights=None) -> torch.Tensor:
+    """PPO's clipped policy loss; with ``weights`` (each move's importance weight, the policy's
+    probability at the draw over the tempered draw's), decoupled PPO's: the clipped term of each
+    move, the ratio taken against the policy at the draw, times its weight."""
     logratio = newlogprob - old_logprobs
     ratio = logratio.exp()
     with torch.no_grad():
@@ -345,7 +357,8 @@ def _policy_loss(a: Any, newlogprob, old_logprobs, adv, stats: dict) -> torch.Te
         stats["clipfracs"].append(((ratio - 1.0).abs() > a.clip_coef).float().mean().item())
     adv = (adv - adv.mean()) / (adv.std() + 1e-8)
     clipped = ratio.clamp(1 - a.clip_coef, 1 + a.clip_coef)
-    stats["pg_loss"] = pg_loss = torch.max(-adv * ratio, -adv * clipped).mean()
+    per_move = torch.max(-adv * ratio, -adv * clipped)
+    stats["pg_loss"] = pg_loss = (per_move if weights is None else weights * per_move).mean()
     return pg_loss
 
 
