@@ -85,7 +85,8 @@ class Args:
     explore_temperature: float = arg(
         1.0,
         "the PPO phase draws the learner's moves from its policy's softmax at this temperature (above 1: more "
-        "exploration), scored in the update as its own draws (no importance correction); 1: the policy itself",
+        "exploration), scored in the update as its own draws unless --explore-correction importance; 1: the policy "
+        "itself",
     )
     explore_correction: str = arg(
         "none",
