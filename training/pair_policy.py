@@ -44,14 +44,15 @@ def draw(net, sampler: str, obs: np.ndarray, rows: np.ndarray, acts: np.ndarray,
                 return action.cpu().numpy(), None, None
             return action.cpu().numpy(), dist.log_prob(action).cpu(), value.cpu()
         scores, value = net.pair_scores(*inputs, pre_add)
-        pair = sample_pairs(scores if temperature == 1.0 else scores / temperature, rows, len(obs))
+        tempered = scores if temperature == 1.0 else scores / temperature
+        pair = sample_pairs(tempered, rows, len(obs))
         if not learner:
             return acts[pair], None, None
         logp, _ = pair_log_softmax(scores, pairs[0], len(obs))
         drawn = torch.from_numpy(pair).to(device)
         if not weigh:
             return acts[pair], logp[drawn].cpu(), value.cpu()
-        behaviour = logp if temperature == 1.0 else pair_log_softmax(scores / temperature, pairs[0], len(obs))[0]
+        behaviour = logp if temperature == 1.0 else pair_log_softmax(tempered, pairs[0], len(obs))[0]
         return acts[pair], logp[drawn].cpu(), value.cpu(), (logp[drawn] - behaviour[drawn]).exp().cpu()
 
 
