@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -85,10 +86,26 @@ def make(name: str, seed: int = 0, config: NertzConfig | None = None, **options:
         close = difflib.get_close_matches(name, names(), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ValueError(f"unknown agent {name!r}{hint}; known agents: {', '.join(names())}")
-    agent = _REGISTRY[name](config=config if config is not None else NertzConfig(), seed=seed, **options)
+    factory = _REGISTRY[name]
+    check_options(name, factory, options)
+    agent = factory(config=config if config is not None else NertzConfig(), seed=seed, **options)
     if not isinstance(agent, Agent):
         raise TypeError(f"the factory of {name!r} returned {type(agent).__name__}, not an agents.Agent")
     return agent
+
+
+def check_options(name: str, factory: Callable[..., Any], options: dict[str, Any]) -> None:
+    """Refuse, by name and with the accepted ones, options that ``factory`` (an agent class or a
+    factory function) has no parameter for. A factory that takes ``**options`` checks its own."""
+    params = inspect.signature(factory).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    accepted = [key for key in params if key not in ("config", "seed")]
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise ValueError(
+            f"unknown option(s) {', '.join(unknown)} for agent {name!r}; accepted: {', '.join(accepted) or 'none'}"
+        )
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
@@ -120,6 +137,7 @@ __all__ = [
     "HeuristicAgent",
     "PassiveAgent",
     "RandomAgent",
+    "check_options",
     "make",
     "make_spec",
     "names",

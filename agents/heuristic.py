@@ -43,6 +43,7 @@ The defaults were tuned with ``training.evaluate`` against ``greedy`` at 2- and 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -72,6 +73,18 @@ DEFAULTS: dict[str, Any] = {
     "build": 0.5,
 }
 
+# The weights' accepted ranges, where narrower than any finite number: a discount, and ticks (R5).
+_WEIGHT_RANGES = {"gamma": (0.0, 1.0, "a number from 0 to 1"), "stuck": (0.0, math.inf, "a finite number >= 0")}
+
+
+def _check_weight(key: str, value: Any) -> None:
+    """Refuse, by name, a weight that is not a finite number in its range (it goes to compiled code)."""
+    low, high, accepted = _WEIGHT_RANGES.get(key, (-math.inf, math.inf, "a finite number"))
+    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    if not (number and math.isfinite(value) and low <= value <= high):
+        raise ValueError(f"invalid {key}={value!r}: accepted {accepted}")
+
+
 _PARAM_INDEX = {
     "depth": _search.P_DEPTH, "empty": _search.P_EMPTY, "nertz_found": _search.P_NERTZ_FOUND,
     "nertz_work": _search.P_NERTZ_WORK, "nertz_unknown": _search.P_NERTZ_UNKNOWN,
@@ -93,13 +106,15 @@ class HeuristicAgent(Agent):
         self.wait = wait
         unknown = sorted(set(options) - set(DEFAULTS))
         if unknown:
-            raise ValueError(f"unknown heuristic option(s) {', '.join(unknown)}; known: {', '.join(DEFAULTS)}")
+            raise ValueError(f"unknown heuristic option(s) {', '.join(unknown)}; known: wait, {', '.join(DEFAULTS)}")
         self.options = {**DEFAULTS, **options}
         if self.options["call"] not in CALL_MODES:
             raise ValueError(f"invalid call={self.options['call']!r}: accepted {', '.join(CALL_MODES)}")
         depth = self.options["depth"]
         if not isinstance(depth, int) or not 1 <= depth <= _search.MAX_DEPTH:
             raise ValueError(f"invalid depth={depth!r}: accepted an integer from 1 to {_search.MAX_DEPTH}")
+        for key in DEFAULTS.keys() - {"depth", "call"}:
+            _check_weight(key, self.options[key])
         self.params = np.zeros(_search.N_PARAMS, np.float64)
         for key, value in self.options.items():
             self.params[_PARAM_INDEX[key]] = CALL_MODES[value] if key == "call" else float(value)

@@ -196,6 +196,8 @@ class PolicyAgent(Agent):
     def __init__(self, path: str | Path, config: NertzConfig | None = None, seed: int = 0, greedy: bool = True,
                  call: str = "policy"):  # fmt: skip
         path = Path(path)
+        if not isinstance(greedy, (bool, np.bool_)):
+            raise ValueError(f"invalid greedy={greedy!r}: accepted true or false")
         if call not in CALL_RULES or (call != "policy" and path.suffix == ".zip"):
             raise ValueError(f"invalid call={call!r} for {path.name}: accepted {', '.join(CALL_RULES)} (.pt only)")
         if not path.exists():
@@ -266,7 +268,17 @@ def _heuristic(config: NertzConfig, call: str):
     return HeuristicAgent(config, depth=1, call=call)
 
 
+def _check_options(name: str, options: dict[str, Any]) -> None:
+    """Refuse, by name, an option a policy agent does not take (``greedy`` and ``call``; ``path``
+    is the ``policy`` factory's own)."""
+    unknown = sorted(set(options) - {"greedy", "call"})
+    if unknown:
+        accepted = "path, greedy, call" if name == "policy" else "greedy, call"
+        raise ValueError(f"unknown option(s) {', '.join(unknown)} for agent {name!r}; accepted: {accepted}")
+
+
 def _policy(config: NertzConfig | None = None, seed: int = 0, path: str | None = None, **options: Any) -> PolicyAgent:
+    _check_options("policy", options)
     if path is None:
         raise ValueError("agent 'policy' needs path=... (a .pt from train_selfplay.py or a .zip from train_sb3.py)")
     return PolicyAgent(path, config=config, seed=seed, **options)
@@ -277,6 +289,7 @@ def _shipped(name: str):
     path, searches = SHIPPED_POLICIES[name]
 
     def factory(config: NertzConfig | None = None, seed: int = 0, **options: Any) -> PolicyAgent:
+        _check_options(name, options)
         if not path.exists():
             raise FileNotFoundError(f"the shipped policy {path} is missing; train one with training/train_selfplay.py")
         agent = PolicyAgent(path, config=config, seed=seed, **options)

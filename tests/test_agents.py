@@ -151,6 +151,39 @@ def test_make_register_and_specs():
         agents.make("policy", path="nowhere.pt")
 
 
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("heuristic:empty=abc", "invalid empty='abc': accepted a finite number"),
+        ("heuristic:race=nan", "invalid race=nan: accepted a finite number"),
+        ("heuristic:out=inf", "invalid out=inf: accepted a finite number"),
+        ("heuristic:draw=true", "invalid draw=True: accepted a finite number"),
+        ("heuristic:gamma=1.5", "invalid gamma=1.5: accepted a number from 0 to 1"),
+        ("heuristic:stuck=-3", "invalid stuck=-3: accepted a finite number >= 0"),
+        ("heuristic:wat=soon", "unknown heuristic option.s. wat; known: wait, depth"),
+        ("greedy:x=1", "unknown option.s. x for agent 'greedy'; accepted: none"),
+        ("random:x=1,y=2", "unknown option.s. x, y for agent 'random'; accepted: none"),
+        ("rollout:sample=8", "unknown option.s. sample for agent 'rollout'; accepted: policy, candidates, samples"),
+        ("ppo:temperature=0.5", "unknown option.s. temperature for agent 'ppo'; accepted: greedy, call"),
+        ("ppo:path=other.pt", "unknown option.s. path for agent 'ppo'; accepted: greedy, call"),
+        ("policy:greed=true", "unknown option.s. greed for agent 'policy'; accepted: path, greedy, call"),
+        ("ppo:greedy=maybe", "invalid greedy='maybe': accepted true or false"),
+        ("ppo:greedy=1", "invalid greedy=1: accepted true or false"),
+    ],
+)
+def test_agent_options_are_refused_by_name(spec, message):
+    """Every agent option that its agent does not take, or that is out of range, is refused by name
+    with what is accepted (the heuristic's weights go to compiled code: never NaN or infinite)."""
+    with pytest.raises(ValueError, match=message):
+        agents.make_spec(spec)
+
+
+def test_agent_options_in_range_are_taken():
+    h = agents.make_spec("heuristic:empty=-2,gamma=0,stuck=0,out=4.5,wait=soon")
+    assert [h.options[key] for key in ("empty", "gamma", "stuck", "out")] == [-2, 0, 0, 4.5] and h.wait == "soon"
+    assert agents.make_spec("ppo:greedy=false,call=ahead").greedy is False
+
+
 # --- judgement in exact positions -------------------------------------------------------------
 
 
