@@ -25,7 +25,6 @@ only, so the scripted agents and the envs never need it.
 
 from __future__ import annotations
 
-import pickle
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +126,24 @@ def build_scorer(
     return MoveScorer(config, hidden, action_hidden, lookahead, drop_features, *flags)
 
 
+def plain(value: Any, where: str) -> Any:
+    """``value`` as plain Python data (dicts with string keys, lists, str, int, float, bool, None;
+    numpy scalars and arrays converted), what ``load_network`` unpickles without running code.
+    Anything else is refused, naming where it sits."""
+    if isinstance(value, np.ndarray | np.generic):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, list | tuple):
+        return [plain(v, f"{where}[{k}]") for k, v in enumerate(value)]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: plain(v, f"{where}[{k!r}]") for k, v in value.items()}
+    raise TypeError(f"{where} is a {type(value).__name__}: a policy file holds plain values only "
+                    "(dicts with string keys, lists, str, int, float, bool, None, numpy values)")
+
+
 def save_policy(path: str | Path, network, config: NertzConfig, hidden: tuple[int, ...], extra: dict | None = None,
                 action_hidden: int | None = None):  # fmt: skip
     """Write a small, self-describing policy file (atomically: a temporary file, then rename).
@@ -146,7 +163,7 @@ def save_policy(path: str | Path, network, config: NertzConfig, hidden: tuple[in
         "drop_features": list(getattr(network, "drop_features", ())),
         **{name: bool(getattr(network, name, False)) for name in INPUT_FLAGS},
         "state_dict": {k: v.detach().cpu() for k, v in network.state_dict().items()},
-        "extra": extra or {},
+        "extra": plain(extra or {}, "extra"),
     }
     tmp = path.with_suffix(path.suffix + ".tmp")
     try:
@@ -158,13 +175,30 @@ def save_policy(path: str | Path, network, config: NertzConfig, hidden: tuple[in
     return path
 
 
+_TORCH_BOILERPLATE = ("Weights only load failed", "Check the documentation", "(1)", "(2)", "Please file an issue")
+
+
+def _not_a_policy(path: str | Path, error: Exception) -> str:
+    """Why ``path`` is refused, in one line (torch's own message runs to several)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    refused = next((line for line in lines if "GLOBAL" in line), None)
+    if refused is not None:
+        return (f"{path} holds more than tensors and plain values, which a policy file saved by this project "
+                f"never does (a training checkpoint? play its policy.pt); it is not unpickled, as that could run "
+                f"code: {refused.split(' Please use', 1)[0]}")  # fmt: skip
+    reason = next((line for line in lines if not line.startswith(_TORCH_BOILERPLATE)), None) or repr(error)
+    return f"{path} is not a policy file saved by this project (a .pt policy): {reason}"
+
+
 def load_network(path: str | Path):
-    """``(network, config, blob)`` from a policy or training checkpoint written by this project."""
+    """``(network, config, blob)`` from a policy file written by this project (``save_policy``),
+    unpickled as tensors and plain values only (``torch.load(weights_only=True)``), so a policy file
+    from anyone can be loaded without running code from it."""
     torch = _torch()
-    try:
-        blob = torch.load(Path(path), map_location="cpu", weights_only=False)
-    except (OSError, RuntimeError, EOFError, ValueError, pickle.UnpicklingError) as e:
-        raise ValueError(f"{path} is not a policy file saved by this project (a .pt policy or checkpoint): {e}") from e
+    try:  # tensors and plain values only: unpickling anything else could run code from the file
+        blob = torch.load(Path(path), map_location="cpu", weights_only=True)
+    except Exception as e:  # torch's restricted unpickler raises many kinds on a file that is not a policy
+        raise ValueError(_not_a_policy(path, e)) from e
     if not isinstance(blob, dict) or blob.get("format") not in FORMATS:
         raise ValueError(f"{path} is not a nertz self-play policy ({FORMATS}); MaskablePPO files end in .zip")
     cfg = dict(blob["config"])
