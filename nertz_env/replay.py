@@ -27,12 +27,43 @@ class Recording:
     actions: list[list[str]] = field(default_factory=list)
     names: list[str] | None = None  # who played each seat, for the replay's labels
 
+    def __post_init__(self) -> None:
+        """Refuse, by field, what no recording holds (a saved one may come from anywhere)."""
+        if not isinstance(self.config, dict):  # its values are checked by NertzConfig on replay
+            raise ValueError(
+                f"recording config must be a dict of NertzConfig options, not a {type(self.config).__name__}"
+            )
+        if not _strings_by_row(self.decks):
+            raise ValueError("recording decks must be a list of lists of card names (R10), one per player")
+        if isinstance(self.rng, bool) or not isinstance(self.rng, int) or not 0 <= self.rng < 2**64:
+            raise ValueError(f"recording rng must be an integer from 0 to 2**64 - 1, got {self.rng!r}")
+        if not _strings_by_row(self.actions):
+            raise ValueError("recording actions must be a list of ticks, each a list of action names (R10)")
+        if self.names is not None and not _strings_by_row([self.names]):
+            raise ValueError(f"recording names must be None or a list of strings, got {self.names!r}")
+
     def to_json(self) -> str:
         return json.dumps(asdict(self))
 
     @classmethod
     def from_json(cls, text: str) -> Recording:
-        return cls(**json.loads(text))
+        """A recording from ``to_json``'s text; unknown or missing fields are refused by name."""
+        try:
+            fields = json.loads(text)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"a recording is the JSON text of Recording.to_json: {e}") from e
+        if not isinstance(fields, dict):
+            raise ValueError(f"a recording is a JSON object, got {type(fields).__name__}")
+        known = ("config", "decks", "rng", "actions", "names")
+        unknown = sorted(set(fields) - set(known))
+        missing = [k for k in known[:3] if k not in fields]
+        if unknown or missing:
+            raise ValueError(f"recording fields: unknown {unknown}, missing {missing}; accepted: {', '.join(known)}")
+        return cls(**fields)
+
+
+def _strings_by_row(rows: Any) -> bool:
+    return isinstance(rows, list) and all(isinstance(r, list) and all(isinstance(x, str) for x in r) for r in rows)
 
 
 def start_recording(game: Game) -> Recording:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -168,3 +170,39 @@ def test_html_replay_renders_and_steps_in_a_browser(tmp_path):
     assert f"(hand over: {final['end_reason']}; {'tied' if ',' in winners else 'winner'}: {winners})" in last
     played = _dom(browser, page, "play=1", "--virtual-time-budget=3000")  # about 7 frames at 2.5 per second
     assert int(re.search(r'data-frame="(\d+)"', played).group(1)) >= 3
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"rng": -1}, r"rng must be an integer from 0 to 2\*\*64 - 1, got -1"),
+        ({"rng": 2**64}, r"rng must be an integer from 0 to 2\*\*64 - 1"),
+        ({"rng": 1.5}, r"rng must be an integer .*, got 1.5"),
+        ({"rng": "7"}, r"rng must be an integer .*, got '7'"),
+        ({"rng": True}, r"rng must be an integer .*, got True"),
+        ({"actions": "wait"}, "actions must be a list of ticks, each a list of action names"),
+        ({"actions": [["wait", 3]]}, "actions must be a list of ticks"),
+        ({"decks": [["AS"], "KD"]}, "decks must be a list of lists of card names"),
+        ({"config": [2]}, "config must be a dict of NertzConfig options, not a list"),
+        ({"names": "ab"}, "names must be None or a list of strings, got 'ab'"),
+        ({"speed_up": 2}, r"unknown \['speed_up'\], missing \[\]; accepted: config, decks, rng, actions, names"),
+    ],
+)
+def test_a_saved_recording_is_checked_field_by_field(change, message):
+    """A recording read from JSON (from anywhere) is refused by field before anything replays it."""
+    env = nertz_v0.parallel_env(num_players=2, record=True)
+    play(env, 1, 5)
+    fields = {**json.loads(env.unwrapped.recording.to_json()), **change}
+    with pytest.raises(ValueError, match=message):
+        Recording.from_json(json.dumps(fields))
+    assert replay(Recording.from_json(env.unwrapped.recording.to_json()))[-1]["snapshot"] == env.snapshot()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("[1, 2]", "a recording is a JSON object, got list"), ("{", "the JSON text of Recording.to_json"),
+     ('{"config": {}}', r"missing \['decks', 'rng'\]")],
+)  # fmt: skip
+def test_a_recording_that_is_not_one_is_refused(text, message):
+    with pytest.raises(ValueError, match=message):
+        Recording.from_json(text)
