@@ -302,31 +302,23 @@ def _heuristic(config: NertzConfig, call: str):
     return HeuristicAgent(config, depth=1, call=call)
 
 
-def _check_options(name: str, options: dict[str, Any]) -> None:
-    """Refuse, by name, an option a policy agent does not take (``greedy`` and ``call``; ``path``
-    is the ``policy`` factory's own)."""
-    unknown = sorted(set(options) - {"greedy", "call"})
-    if unknown:
-        accepted = "path, greedy, call" if name == "policy" else "greedy, call"
-        raise ValueError(f"unknown option(s) {', '.join(unknown)} for agent {name!r}; accepted: {accepted}")
-
-
-def _policy(config: NertzConfig | None = None, seed: int = 0, path: str | None = None, **options: Any) -> PolicyAgent:
-    _check_options("policy", options)
+# The factories name PolicyAgent's options, so agents.make refuses any other by name (check_options).
+def _policy(config: NertzConfig | None = None, seed: int = 0, path: str | None = None, greedy: bool = True,
+            call: str = "policy") -> PolicyAgent:  # fmt: skip
     if path is None:
         raise ValueError("agent 'policy' needs path=... (a .pt from train_selfplay.py or a .zip from train_sb3.py)")
-    return PolicyAgent(path, config=config, seed=seed, **options)
+    return PolicyAgent(path, config=config, seed=seed, greedy=greedy, call=call)
 
 
 def _shipped(name: str):
     """The factory of a shipped policy: its file, checked to be of the kind its name promises."""
     path, searches = SHIPPED_POLICIES[name]
 
-    def factory(config: NertzConfig | None = None, seed: int = 0, **options: Any) -> PolicyAgent:
-        _check_options(name, options)
+    def factory(config: NertzConfig | None = None, seed: int = 0, greedy: bool = True, call: str = "policy"
+                ) -> PolicyAgent:  # fmt: skip
         if not path.exists():
             raise FileNotFoundError(f"the shipped policy {path} is missing; train one with training/train_selfplay.py")
-        agent = PolicyAgent(path, config=config, seed=seed, **options)
+        agent = PolicyAgent(path, config=config, seed=seed, greedy=greedy, call=call)
         searching = agent.lookahead > IMMEDIATE_EFFECT
         if searching != searches:
             kind = f"runs a depth-{agent.lookahead} search at every decision" if searching else "is search-free"
