@@ -1,6 +1,7 @@
 """Throughput rows for the standard doors to the batched engine, each beside the wrapped parallel
 env: TorchRL (``PettingZooWrapper`` against the native ``NertzTorchRLEnv``) and Gymnasium
-(``SyncVectorEnv`` of ``NertzSingle-v0`` against ``NertzGymVectorEnv``). Run by
+(``SyncVectorEnv`` of ``NertzSingle-v0`` against ``NertzGymVectorEnv``); and OpenSpiel's
+``python_nertz``, one game in Python beside the parallel API. Run by
 ``python -m benchmarks.throughput`` (``--doors-only`` for just these rows)."""
 
 from __future__ import annotations
@@ -83,5 +84,41 @@ def gym_vector_env(native: bool, batch: int, repeats: int, seconds: float) -> di
         for _ in range(k):
             env.step(sample_legal(current_masks(), rng))
         return k * per_step
+
+    return measure(chunk, repeats, seconds)
+
+
+def openspiel_game(repeats: int, seconds: float) -> dict[str, Any] | str:
+    """OpenSpiel's ``python_nertz``, 4 players, as an OpenSpiel loop plays it: a random deal at the
+    chance node, then each tick every seat's observation tensor (through one ``make_observation``
+    observer, as OpenSpiel's agents read it) and legal-action mask read and a random legal joint
+    action applied (4 agent-steps a tick, as the parallel API's row counts)."""
+    try:
+        from open_spiel.python.observation import make_observation
+
+        from nertz_env.integrations.openspiel import load_game
+    except ImportError as e:
+        return f"open_spiel is not available ({e})"
+    from nertz_env.benchmarks.throughput import pick
+
+    game = load_game(players=4)
+    observation = make_observation(game)
+    rng = np.random.default_rng(0)
+    holder = {"state": game.new_initial_state()}
+
+    def chunk() -> int:
+        state = holder["state"]
+        for _ in range(50):
+            if state.is_chance_node():
+                state.apply_action(int(rng.integers(game.deals)))
+            joint = []
+            for p in range(4):
+                observation.set_from(state, p)
+                joint.append(pick(np.asarray(state.legal_actions_mask(p)), rng))
+            state.apply_actions(joint)
+            if state.is_terminal():
+                state = game.new_initial_state()
+        holder["state"] = state
+        return 200
 
     return measure(chunk, repeats, seconds)

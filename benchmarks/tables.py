@@ -23,6 +23,7 @@ PEER_COLUMNS = {"leduc": "leduc", "texas": "texas", "hearts": "hearts", "crazy8"
 PARALLEL = r"nertz_v0 parallel API, 4 players"
 TORCHRL_WRAPPER = r"TorchRL PettingZooWrapper\(nertz_v0\)"
 GYM_SYNC = r"Gymnasium SyncVectorEnv\(NertzSingle\) x8"
+OPENSPIEL = r"OpenSpiel python_nertz, 4 players"  # measured from 2026-12-03: older reports lack it
 LABELS = (
     (PARALLEL, "`nertz_v0`, PettingZoo parallel API, 4 players"),
     (r"NertzVectorEnv B=(?P<b>\d+), obs\+masks", "`NertzVectorEnv` B={b}"),
@@ -42,6 +43,8 @@ DOORS = (  # (report row, README words, the row it is compared with; rows as pat
      "Gymnasium `SyncVectorEnv` of 8 `NertzSingle-v0` (three `random` opponents each)", None),
     (r"NertzGymVectorEnv B=\d+ \(Gymnasium VectorEnv\)", "`NertzGymVectorEnv` (Gymnasium `VectorEnv`, self-play)",
      GYM_SYNC),
+    (OPENSPIEL, "OpenSpiel `python_nertz` (one game in Python, observation tensors), against the parallel API",
+     PARALLEL),
 )  # fmt: skip
 
 
@@ -94,6 +97,8 @@ def doors_table(report: dict[str, Any], batch: int = 1024) -> str:
     and the vector env of the same run, for reference."""
     lines = ["| environment | agent-steps/s |", "|---|---|"]
     for pattern, words, against in DOORS:
+        if pattern == OPENSPIEL and not any(re.fullmatch(pattern, r["name"]) for r in report["results"]):
+            continue
         rate = _rate(_find(report, pattern))
         ratio = f" ({_ratio(rate / _rate(_find(report, against)))}×)" if against else ""
         lines.append(f"| {words} | {rate:,.0f}{ratio} |")

@@ -363,7 +363,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz bench") -> int:
 
     print(f"measuring (medians of {repeats} runs of {seconds:.1f} s)...", file=sys.stderr)
     add("nertz_v0 parallel API, 4 players", "nertz", nertz_parallel(repeats, seconds))
-    from nertz_env.benchmarks.doors import gym_vector_env, torchrl_env
+    from nertz_env.benchmarks.doors import gym_vector_env, openspiel_game, torchrl_env
 
     b = args.door_batch
     if not args.no_doors:
@@ -372,6 +372,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz bench") -> int:
         add(f"NertzTorchRLEnv B={b}, int8, no state", "nertz", torchrl_env(True, b, repeats, seconds, lean=True))
         add("Gymnasium SyncVectorEnv(NertzSingle) x8", "nertz", gym_vector_env(False, 8, repeats, seconds))
         add(f"NertzGymVectorEnv B={b} (Gymnasium VectorEnv)", "nertz", gym_vector_env(True, b, repeats, seconds))
+        add("OpenSpiel python_nertz, 4 players", "nertz", openspiel_game(repeats, seconds))
     if args.doors_only:  # the batched env itself, for reference
         add(f"NertzVectorEnv B={b}, obs+masks", "nertz", nertz_vector(b, repeats, seconds))
     compile_info = "skipped (--doors-only)" if args.doors_only else others(args, batches, repeats, seconds, add)

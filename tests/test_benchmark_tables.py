@@ -57,3 +57,14 @@ def test_the_command_prints_both_tables_and_names_an_unreadable_report(tmp_path,
         tables.main([str(tmp_path / "missing.json")])
     assert stop.value.code == 2
     assert "cannot read the report" in capsys.readouterr().err
+
+
+def test_the_openspiel_door_is_listed_against_the_parallel_api_when_measured():
+    report = json.loads(REPORT.read_text())
+    without = tables.doors_table(report)
+    assert "python_nertz" not in without  # the stored report predates the row
+    rows = [*report["results"], _row("OpenSpiel python_nertz, 4 players", 17_057.6)]
+    parallel = tables._rate(tables._find(report, tables.PARALLEL))
+    line = next(x for x in tables.doors_table({"results": rows}).splitlines() if "python_nertz" in x)
+    assert line.endswith(f"| 17,058 ({17_057.6 / parallel:,.1f}×) |")
+    assert "python_nertz" not in tables.main_table({"results": rows})

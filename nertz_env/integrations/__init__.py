@@ -9,6 +9,7 @@ never needs them:
 | ``nertz_env.integrations.torchrl`` | TorchRL (native ``EnvBase``) | ``pip install 'nertz-env[torchrl]'`` |
 | ``nertz_env.integrations.benchmarl`` | BenchMARL (a task)       | ``pip install 'nertz-env[benchmarl]'`` |
 | ``nertz_env.integrations.supersuit`` | SuperSuit + sb3-contrib (masks) | ``pip install 'nertz-env[supersuit]'`` |
+| ``nertz_env.integrations.openspiel`` | OpenSpiel (``python_nertz``) | ``pip install 'nertz-env[openspiel]'`` |
 
 See docs/integrations.md for every library, these and those that take ``nertz_v0`` as it is.
 """
