@@ -64,14 +64,44 @@ def test_sparse_returns_are_the_r7_scores_and_clones_are_independent():
         state.apply_actions(random_joint(state, rng))
     copy = state.clone()
     before = (copy.observation_tensor(0), copy.legal_actions(1), str(copy))
+    copy_scores = copy.scores()
     while not state.is_terminal():
         state.apply_actions(random_joint(state, rng))
     assert (copy.observation_tensor(0), copy.legal_actions(1), str(copy)) == before
     assert not copy.is_terminal() and copy.returns() == [0.0, 0.0]
-    engine = game.engine
-    engine.set_state(state._table)
-    assert state.returns() == engine.scores.tolist()  # R7: the score itself, paid at the end
+    assert state.returns() == state.scores()  # R7: the score itself, paid at the end
+    assert copy.scores() == copy_scores and state.returns() == state.scores()  # each state its own table
     assert game.min_utility() <= min(state.returns()) <= max(state.returns()) <= game.max_utility()
+
+
+def test_states_sharing_the_engine_play_as_if_alone():
+    """Two states of one game, stepped in turn through the game's one engine, follow the same
+    trajectories as each played alone (each state's table is restored when the other moved it)."""
+    game = openspiel.load_game(players=2, deals=10)
+
+    def trajectory(state, seed):
+        rng = np.random.default_rng(seed)
+        while True:
+            yield state.observation_tensor(0), state.legal_actions(1), state.rewards(), state.scores()
+            if state.is_terminal():
+                return
+            state.apply_actions(random_joint(state, rng))
+
+    def dealt(deal):
+        state = game.new_initial_state()
+        state.apply_action(deal)
+        return state
+
+    alone = [list(trajectory(dealt(4), 0)), list(trajectory(dealt(4), 1))]
+    live, together = [trajectory(dealt(4), 0), trajectory(dealt(4), 1)], [[], []]
+    while any(live):  # one tick of each in turn
+        for i, moves in enumerate(live):
+            step = next(moves, None) if moves else None
+            if step is None:
+                live[i] = None
+            else:
+                together[i].append(step)
+    assert together == alone and alone[0] != alone[1]  # plain lists: observation, legal actions, rewards, scores
 
 
 def test_bad_parameters_are_refused_by_name():
@@ -102,7 +132,7 @@ def test_bad_deals_and_actions_are_refused_with_the_reason():
         state.apply_action(0)
     with pytest.raises(ValueError, match="a tick takes 2 actions"):
         state.apply_actions([0])
-    call = game.engine.catalogue.index("call")
+    call = game.catalogue.index("call")
     assert state.action_to_string(1, call) == "call" and call not in state.legal_actions(1)
     reason = r"call needs an empty Nertz pile \(R4.6\)"
     with pytest.raises(ValueError, match=rf"player 1's action {call} is illegal: {reason}"):

@@ -116,17 +116,20 @@ def _utility_bounds(config: NertzConfig) -> tuple[float, float]:
 
 
 class NertzGame(pyspiel.Game):
-    """``python_nertz``: makes states and observers. One ``nertz_env.game.Game`` steps every state
-    of it in turn (each state keeps its own table, ``Game.get_state``)."""
+    """``python_nertz``: makes states and observers. One ``nertz_env.game.Game`` (private) steps
+    every state of it in turn: each state keeps its own copy of the table (``Game.get_state``),
+    restored into it only when another state used it last (``NertzState._restore``)."""
 
     def __init__(self, params: dict[str, Any] | None = None):
         params = dict(params or {})
         self.config = config_of(params)
         self.deals = _deals(params)
-        self.engine = Game(self.config)
+        self._engine = Game(self.config)
+        self._holder: NertzState | None = None  # the state whose table self._engine holds
+        self.catalogue = self._engine.catalogue  # the R10 actions: catalogue.name(i), catalogue.index(name)
         low, high = _utility_bounds(self.config)
         info = pyspiel.GameInfo(
-            num_distinct_actions=len(self.engine.catalogue),
+            num_distinct_actions=len(self.catalogue),
             max_chance_outcomes=self.deals,
             num_players=self.config.num_players,
             min_utility=low,
@@ -151,7 +154,7 @@ class NertzGame(pyspiel.Game):
                 f"{GAME_NAME} provides one observation: a player's own (public and private info, no "
                 f"perfect recall), as nertz_v0 gives it; got {iig_obs_type}"
             )
-        return NertzObserver(self.engine.layout.size)
+        return NertzObserver(self._engine.layout.size)
 
 
 class NertzState(pyspiel.State):
@@ -162,8 +165,8 @@ class NertzState(pyspiel.State):
         p = game.config.num_players
         self._deal: int | None = None
         self._table = None  # engine.State: this state's own copy of the table
-        self._obs = np.zeros((p, game.engine.layout.size), np.int8)
-        self._masks = np.zeros((p, len(game.engine.catalogue)), np.int8)
+        self._obs = np.zeros((p, game._engine.layout.size), np.int8)
+        self._masks = np.zeros((p, len(game.catalogue)), np.int8)
         self._rewards = np.zeros(p)
         self._returns = np.zeros(p)
         self._ended = False
@@ -201,26 +204,36 @@ class NertzState(pyspiel.State):
             )
         if not isinstance(action, (int, np.integer)) or not 0 <= action < game.deals:
             raise ValueError(f"{GAME_NAME}: the chance node takes a deal from 0 to {game.deals - 1}, got {action!r}")
-        game.engine.reset(seed=int(action))
+        game._engine.reset(seed=int(action))
         self._deal = int(action)
-        self._take(game.engine)
+        self._take(game)
 
     def _apply_actions(self, actions: list[int]) -> None:
         """One tick (R3, R6): every player's action at once; an illegal one is refused with the reason."""
-        engine = self.get_game().engine
         p = len(self._masks)
         if self._deal is None or self._ended or len(actions) != p:
             raise ValueError(f"{GAME_NAME}: a tick takes {p} actions at a simultaneous node, got {list(actions)!r}")
-        engine.set_state(self._table)
+        engine = self._restore()
         size = self._masks.shape[1]
         for player, action in enumerate(actions):
             if not 0 <= action < size or not self._masks[player, action]:
                 reason = engine.why_illegal(player, action) if 0 <= action < size else "not in the catalogue"
                 raise ValueError(f"{GAME_NAME}: player {player}'s action {action} is illegal: {reason}")
         engine.step(np.asarray(actions, np.int64))
-        self._take(engine)
+        self._take(self.get_game())
 
-    def _take(self, engine: Game) -> None:
+    def _restore(self) -> Game:
+        """The shared engine, holding this state's table (set back only if another state moved it)."""
+        game = self.get_game()
+        if game._holder is not self:
+            game._engine.set_state(self._table)
+            game._holder = self
+        return game._engine
+
+    def _take(self, game: NertzGame) -> None:
+        """Copy out what the engine's latest deal or tick left; the engine now holds this state's table."""
+        engine = game._engine
+        game._holder = self
         self._table = engine.get_state()
         self._obs[...] = engine.obs
         self._masks[...] = engine.masks
@@ -238,7 +251,7 @@ class NertzState(pyspiel.State):
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
             return f"deal {action}"
-        return self.get_game().engine.catalogue.name(action)
+        return self.get_game().catalogue.name(action)
 
     def observation_vector(self, player: int) -> np.ndarray:
         """``player``'s ``nertz_v0`` observation (int8)."""
@@ -252,9 +265,11 @@ class NertzState(pyspiel.State):
         """The public table as ``nertz_v0``'s ``ansi`` render draws it."""
         if self._deal is None:
             return "not dealt (chance node)"
-        engine = self.get_game().engine
-        engine.set_state(self._table)
-        return render_text(engine.snapshot())
+        return render_text(self._restore().snapshot())
+
+    def scores(self) -> list[int]:
+        """Each player's R7 running score (0s before the deal)."""
+        return [0] * len(self._masks) if self._deal is None else self._restore().scores.tolist()
 
     def __str__(self) -> str:
         return self.table_text()
