@@ -68,3 +68,5 @@ def test_the_openspiel_door_is_listed_against_the_parallel_api_when_measured():
     line = next(x for x in tables.doors_table({"results": rows}).splitlines() if "python_nertz" in x)
     assert line.endswith(f"| 17,058 ({17_057.6 / parallel:,.1f}×) |")
     assert "python_nertz" not in tables.main_table({"results": rows})
+    skipped = {"name": "OpenSpiel python_nertz, 4 players", "group": "nertz", "skipped": "open_spiel is not available"}
+    assert tables.doors_table({"results": [*report["results"], skipped]}) == without  # no open_spiel: left out
