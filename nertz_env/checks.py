@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from nertz_env import engine
+from nertz_env.cards import card_name
 from nertz_env.config import NertzConfig
 from nertz_env.engine import AIR_ACTION, AIR_CARD, AIR_KIND, AIR_TICKS
 
@@ -120,6 +121,9 @@ def check_table_shapes(state: Any, config: NertzConfig, ref: engine.State) -> No
     if not isinstance(state, engine.State):
         raise TypeError(f"set_state takes a table returned by get_state(), got {type(state).__name__}")
     for name, mine, theirs in zip(engine.State._fields, ref, state):
+        if isinstance(theirs, np.ndarray) and type(theirs) is not np.ndarray:  # a mask hid values from the checks
+            raise ValueError(f"invalid saved table: {name} is a {type(theirs).__name__}; set_state takes plain "
+                             "numpy arrays (np.asarray), as get_state() gives them")
         if not isinstance(theirs, np.ndarray) or theirs.dtype != mine.dtype or theirs.shape != mine.shape:
             got = f"{theirs.dtype} {theirs.shape}" if isinstance(theirs, np.ndarray) else type(theirs).__name__
             raise ValueError(
@@ -137,12 +141,51 @@ def _check_ranges(s: engine.State, config: NertzConfig) -> None:
             _fail(f"{name} holds {int(a.min())}..{int(a.max())}", f"pile lengths are 0..{top}")
     if not 0 <= int(s.n_foundations[0]) <= 4 * p:
         _fail(f"n_foundations is {int(s.n_foundations[0])}", f"a table of {p} players has 0..{4 * p} foundations")
-    for name, top in (("tick", config.max_cycles), ("since_progress", 2**30), ("rotations", 2**30)):
-        v = int(getattr(s, name)[0])
-        if not 0 <= v <= top:
-            _fail(f"{name} is {v}", f"accepted 0..{top}")
+    if not 0 <= int(s.tick[0]) <= config.max_cycles:
+        _fail(f"tick is {int(s.tick[0])}", f"accepted 0..{config.max_cycles}")
     if not 0 <= int(s.ended[0]) < len(engine.END_REASONS):
         _fail(f"ended is {int(s.ended[0])}", f"accepted 0..{len(engine.END_REASONS) - 1}")
+
+
+def _check_end(s: engine.State, config: NertzConfig) -> None:
+    """R5: the stall counters within this config's stock cycle, an end that agrees with the table
+    (a call ends the hand, ``max_cycles`` bounds it, a stall ends it at the last rotation), and a
+    random stream off xorshift's fixed point 0 (``engine.seed_streams`` never gives it)."""
+    most, period = config.stall_rotations, dict(config.move_ticks)["draw"]
+    period = -(-period // config.num_players) * config.num_players if config.turn_based else period
+    cycle = int(config.stall_ticks) if config.stall_ticks != "auto" else (2 * -(-52 // config.stock_draw) + 1) * period
+    longest = max(t for _, t in config.move_ticks)  # a stall waits for the moves in the air
+    for name, top in (("rotations", most), ("stall_cycle", cycle), ("since_progress", cycle + longest)):
+        v = int(getattr(s, name)[0])
+        if not 0 <= v <= top:
+            _fail(f"{name} is {v}", f"accepted 0..{top} under this config (R5)")
+    reason, tick, callers = engine.END_REASONS[int(s.ended[0])], int(s.tick[0]), np.flatnonzero(s.called[0])
+    if callers.size and reason != "call":
+        how = f"ended by {reason}" if reason else "runs"
+        _fail(f"player {callers[0]} called but the hand {how}", "R5: a call ends it")
+    if reason == "call" and not callers.size:
+        _fail("the hand ended by a call but nobody called", "R5: a call ends it")
+    if (reason is None and tick == config.max_cycles) or (reason == "max_cycles" and tick != config.max_cycles):
+        _fail(f"tick is {tick} but the hand " + (f"ended by {reason}" if reason else "runs"),
+              f"max_cycles={config.max_cycles} ends it at that tick (R5)")  # fmt: skip
+    if reason == "stall" and int(s.rotations[0]) != most:
+        _fail(f"the hand ended by a stall after {int(s.rotations[0])} rotations",
+              f"a stall ends it after max_stall_rotations={most} rotations (R5)")  # fmt: skip
+    if int(s.rng[0]) == 0:
+        _fail("rng is 0", "a random stream is a nonzero word (xorshift), as get_state() saves it")
+
+
+def _check_work(s: engine.State) -> None:
+    """R4.3: every work pile a run, built down by one rank in alternating colours (the masks
+    count on it: ``engine.masks``), so at most 13 cards."""
+    work, lens = s.work[0].astype(np.int64), s.work_len[0].astype(np.int64)
+    low, high = work[..., 1:], work[..., :-1]  # each card and the card it lies on
+    red = lambda cards: ((cards // 13) == 1) | ((cards // 13) == 2)  # noqa: E731
+    bad = (np.arange(1, work.shape[-1]) < lens[..., None]) & ((low % 13 != high % 13 - 1) | (red(low) == red(high)))
+    if bad.any():
+        p, j, k = (int(i) for i in np.argwhere(bad)[0])
+        _fail(f"player {p}'s work pile {j} is not a run ({card_name(int(low[p, j, k]))} on "
+              f"{card_name(int(high[p, j, k]))})", "R4.3: built down by one rank in alternating colours")
 
 
 def _check_cards(s: engine.State, config: NertzConfig) -> np.ndarray:
@@ -235,13 +278,15 @@ def _check_match(s: engine.State, config: NertzConfig) -> None:
 
 def check_table(state: Any, config: NertzConfig, table: np.ndarray, like: engine.State) -> None:
     """A table from ``Game.get_state()`` that a game of ``config`` can play on: its arrays' types
-    and shapes, every length and counter in range, every card of every deck in exactly one pile
-    (R1), foundations built by suit from the ace (R4.2), the R7 scores they give, and the moves in
-    the air (R3 ``move_ticks``) and the match (R8) in range. ``table`` is the action catalogue and
-    ``like`` a table of the same config (the arrays' types and shapes)."""
+    and shapes, every length and counter in range and its end agreeing with R5, every card of every
+    deck in exactly one pile (R1), work piles as runs (R4.3), foundations built by suit from the ace
+    (R4.2), the R7 scores they give, and the moves in the air (R3 ``move_ticks``) and the match (R8)
+    in range. ``table`` is the action catalogue and ``like`` a table of the same config."""
     check_table_shapes(state, config, like)
     _check_ranges(state, config)
+    _check_end(state, config)
     found_owner = _check_cards(state, config)
+    _check_work(state)
     _check_scores(state, config, found_owner)
     _check_air(state, config, table)
     _check_match(state, config)

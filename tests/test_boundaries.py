@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nertz_env import NertzConfig, agents, nertz_v0
 from nertz_env.game import Game
@@ -75,6 +77,14 @@ def test_a_saved_table_with_a_counter_out_of_range_is_refused():
         ("tick", (0,), -4, "tick is -4"),
         ("ended", (0,), 9, "ended is 9"),
         ("air", (0, 0, 0), 5, "air ticks"),
+        ("rotations", (0,), 4, "rotations is 4"),  # R5: the next stall ended the hand
+        ("stall_cycle", (0,), -5, "stall_cycle is -5"),  # R5: a stall rotation every tick
+        ("since_progress", (0,), 10**6, "since_progress is 1000000"),
+        ("rng", (0,), 0, "rng is 0"),  # xorshift's fixed point: every later shuffle the same
+        ("called", (0, 1), True, "player 1 called but the hand runs"),  # R5: a call ends the hand
+        ("ended", (0,), 3, "tick is 40 but the hand ended by max_cycles"),
+        ("ended", (0,), 2, "ended by a stall after"),
+        ("tick", (0,), 2000, "tick is 2000 but the hand runs"),
     ],
 )
 def test_each_broken_invariant_is_named(field, index, value, match):
@@ -83,6 +93,70 @@ def test_each_broken_invariant_is_named(field, index, value, match):
     getattr(state, field)[index] = value
     with pytest.raises(ValueError, match=match):
         game.set_state(state)
+
+
+def _relay(state, player: int, piles: list[list[int]], waste: list[int]) -> None:
+    """Lay ``player``'s stock, waste and work cards again: ``piles`` as work piles (bottom first),
+    ``waste`` as the waste and the rest as the stock (R1 conservation holds)."""
+    s, p = state, player
+    free = [*s.stock[0, p, : s.stock_len[0, p]], *s.waste[0, p, : s.waste_len[0, p]]]
+    free += [c for j in range(s.work.shape[2]) for c in s.work[0, p, j, : s.work_len[0, p, j]]]
+    rest = [int(c) for c in free if c not in {*waste, *(c for pile in piles for c in pile)}]
+    assert len(rest) + len(waste) + sum(map(len, piles)) == len(free)
+    s.work[0, p], s.work_len[0, p] = 0, [len(pile) for pile in piles]
+    for j, pile in enumerate(piles):
+        s.work[0, p, j, : len(pile)] = pile
+    s.waste[0, p], s.waste_len[0, p] = 0, len(waste)
+    s.waste[0, p, : len(waste)] = waste
+    s.stock[0, p], s.stock_len[0, p] = 0, len(rest)
+    s.stock[0, p, : len(rest)] = rest
+
+
+def test_a_work_pile_that_is_not_a_run_is_refused():
+    """R4.3: the masks count on runs. A 13-card pile under a black 5 took a red 4 from the waste
+    as its 14th card, written over the bottom of the next pile (past the array for the last one)."""
+    game = Game(NertzConfig())
+    game.reset(seed=0)
+    state = game.get_state()
+    free = {int(c) for c in state.stock[0, 0, : state.stock_len[0, 0]]} | {int(c) for c in state.work[0, 0, :, 0]}
+    five = min(c for c in free if c % 13 == 4 and c // 13 in (0, 3))  # a black 5
+    four = min(c for c in free if c % 13 == 3 and c // 13 in (1, 2))  # a red 4, which builds on it (R4.3)
+    pile = sorted(free - {five, four})[:12] + [five]
+    _relay(state, 0, [pile, [], [], []], [four])
+    with pytest.raises(ValueError, match=r"player 0's work pile 0 is not a run .*R4\.3"):
+        game.set_state(state)
+    state = game.get_state()
+    _relay(state, 0, [[25, 11, 23], [], [], []], [])  # KD QC JD: a run, accepted
+    game.set_state(state)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(st.permutations(range(20)), st.lists(st.integers(0, 4), min_size=4, max_size=4))
+def test_a_table_restores_exactly_when_its_work_piles_are_runs(order, lengths):
+    """Property (R4.3): cards from a player's stock laid into work piles restore iff each pile is
+    built down by one rank in alternating colours."""
+    game = played(NertzConfig(), 0)
+    state = game.get_state()
+    cards = [int(state.stock[0, 2, i]) for i in order]
+    piles = [cards[sum(lengths[:j]) : sum(lengths[: j + 1])] for j in range(4)]
+    _relay(state, 2, piles, [])
+    red = lambda c: c // 13 in (1, 2)  # noqa: E731
+    runs = all(b % 13 == a % 13 - 1 and red(a) != red(b) for pile in piles for a, b in zip(pile, pile[1:]))
+    if runs:
+        game.set_state(state)
+    else:
+        with pytest.raises(ValueError, match="is not a run"):
+            game.set_state(state)
+
+
+def test_array_subclasses_cannot_hide_a_value_from_the_checks():
+    """A masked value skipped the range checks and reached the compiled engine."""
+    game = played(NertzConfig(), 5)
+    state = game.get_state()
+    hidden = np.ma.masked_array(state.nertz_len.copy(), mask=True)
+    hidden.data[0, 1] = 60
+    with pytest.raises(ValueError, match="nertz_len is a MaskedArray"):
+        game.set_state(state._replace(nertz_len=hidden))
 
 
 def test_a_card_in_two_piles_breaks_conservation():
