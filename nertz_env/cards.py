@@ -8,6 +8,9 @@ owner, as the global id ``owner * 52 + card`` (R1: every foundation card keeps i
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
+
+import numpy as np
 
 RANKS = "A23456789TJQK"
 SUITS = "CDHS"
@@ -55,6 +58,8 @@ def parse_deck(cards: Iterable[str | int], owner: int | None = None) -> list[int
     who = "" if owner is None else f" for player {owner}"
     if isinstance(cards, str):
         cards = cards.split()
+    if isinstance(cards, AbstractSet):  # a set's order changes with the hash seed: not one deal
+        raise ValueError(f"the deal{who} is a set, which has no order: list its 52 cards top of the deck first (R10)")
     codes = []
     for c in cards:
         if isinstance(c, str):
@@ -62,7 +67,7 @@ def parse_deck(cards: Iterable[str | int], owner: int | None = None) -> list[int
                 codes.append(parse_card(c))
             except ValueError as exc:
                 raise ValueError(f"in the deal{who}: {exc}") from None
-        elif isinstance(c, int) and 0 <= c < DECK_SIZE:
+        elif isinstance(c, (int, np.integer)) and not isinstance(c, bool) and 0 <= c < DECK_SIZE:
             codes.append(int(c))
         else:
             raise ValueError(f"unknown card {c!r}{who}: give R10 names such as 'AS' or codes 0..51")

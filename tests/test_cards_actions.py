@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 import reference
 from conftest import FULL_DECK
@@ -27,6 +28,7 @@ def test_r10_every_card_name_round_trips_and_codes_follow_suit_then_rank():
 def test_r10_a_deal_may_be_a_string_or_codes():
     assert parse_deck(" ".join(FULL_DECK)) == list(range(52))
     assert parse_deck(list(range(52))[::-1]) == list(range(52))[::-1]
+    assert parse_deck(np.arange(52, dtype=np.int8)[::-1]) == list(range(52))[::-1]  # codes as deal_decks gives them
 
 
 # --- the action catalogue (R4, R10) -------------------------------------------------------------
@@ -97,6 +99,8 @@ def game():
         (["XX", *FULL_DECK[1:]], "unknown card 'XX'"),
         ([52, *range(1, 52)], "unknown card 52 for player 1"),
         ([None, *FULL_DECK[1:]], "unknown card None for player 1"),
+        ([0, True, *range(2, 52)], "unknown card True for player 1"),  # was read as code 1, 2C
+        (set(FULL_DECK), "player 1 is a set"),  # no order: the deal changed with the hash seed
     ],
 )
 def test_a_malformed_deal_raises_a_clear_error(game, second_deck, message):
