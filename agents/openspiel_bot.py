@@ -13,6 +13,7 @@ own agents can play against the scripted and trained players (``pip install 'ner
 
 from __future__ import annotations
 
+import numpy as np
 import pyspiel
 
 from nertz_env import agents
@@ -22,18 +23,22 @@ from nertz_env.integrations.openspiel import GAME_NAME, NertzGame, NertzState
 class AgentBot(pyspiel.Bot):
     """A ``pyspiel.Bot`` playing one seat of ``python_nertz`` with an ``agents.Agent``."""
 
-    def __init__(self, agent: agents.Agent, player: int):
+    def __init__(self, agent: agents.Agent, player: int, game: NertzGame | None = None):
         pyspiel.Bot.__init__(self)
         self.agent = agent
         self.player = player
+        self.game = game  # the game the agent was built for: step refuses a state of other rules
         agent.reset(player)
 
     def step(self, state: NertzState) -> int:
         """The agent's action from this seat's observation and mask (R3: every seat acts each tick)."""
         if not isinstance(state, NertzState) or not state.is_simultaneous_node():
+            where = f"{type(state).__name__} at player {state.current_player()}" if state is not None else "None"
+            raise ValueError(f"AgentBot plays the simultaneous nodes of {GAME_NAME}, got {where}")
+        if self.game is not None and state.get_game().config != self.game.config:
             raise ValueError(
-                f"AgentBot plays the simultaneous nodes of {GAME_NAME}, got {type(state).__name__} "
-                f"at player {state.current_player()}"
+                f"AgentBot (seat {self.player}) was built for another game: this state's has "
+                f"{_differences(state.get_game(), self.game)}, the bot's {_differences(self.game, state.get_game())}"
             )
         observation = {
             "observation": state.observation_vector(self.player),
@@ -51,11 +56,22 @@ class AgentBot(pyspiel.Bot):
         """Nothing to remember, as ``inform_action``."""
 
 
+def _differences(game: NertzGame, other: NertzGame) -> str:
+    """``game``'s parameters that ``other`` sets otherwise, as ``name=value``."""
+    params, others = game.get_parameters(), other.get_parameters()
+    return ", ".join(f"{k}={v}" for k, v in sorted(params.items()) if k != "deals" and others.get(k) != v)
+
+
 def agent_bot(game: NertzGame, player: int, spec: str, seed: int = 0) -> AgentBot:
     """``agents.make_spec(spec)`` built for ``game``'s rules, playing seat ``player``."""
     if not isinstance(game, NertzGame):
         raise TypeError(f"agent_bot takes a {GAME_NAME} game (nertz_env.integrations.openspiel), got {game!r}")
     players = game.config.num_players
-    if isinstance(player, bool) or not isinstance(player, int) or not 0 <= player < players:
+    if isinstance(player, bool) or not isinstance(player, (int, np.integer)) or not 0 <= player < players:
         raise ValueError(f"player must be a seat from 0 to {players - 1}, got {player!r}")
-    return AgentBot(agents.make_spec(spec, config=game.config, seed=seed), player)
+    if not isinstance(spec, str):
+        raise TypeError(
+            f"spec must be an agent spec string such as 'heuristic:depth=3' (agents: {', '.join(agents.names())}), "
+            f"got {spec!r}"
+        )
+    return AgentBot(agents.make_spec(spec, config=game.config, seed=seed), int(player), game)

@@ -4,6 +4,9 @@ end), and bad parameters, deals and actions are refused by name. Skips without `
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 
@@ -125,7 +128,7 @@ def test_bad_deals_and_actions_are_refused_with_the_reason():
     state = game.new_initial_state()
     with pytest.raises(ValueError, match="the chance node takes a deal from 0 to 99, got 100"):
         state.apply_action(100)
-    with pytest.raises(ValueError, match="a tick takes 2 actions at a simultaneous node"):
+    with pytest.raises(ValueError, match=r"at the chance node: apply_action\(deal\) deals first \(R2\)"):
         state.apply_actions([0, 0])
     state.apply_action(3)
     with pytest.raises(ValueError, match="apply_actions takes one action per player"):
@@ -187,3 +190,92 @@ def test_agents_play_as_openspiel_bots():
         agent_bot(game, 2, "greedy")
     with pytest.raises(ValueError, match="unknown agent"):
         agent_bot(game, 0, "grandmaster")
+
+
+@pytest.mark.parametrize("reward", ["dense", "sparse"])
+def test_returns_stay_within_the_utility_bounds_when_others_build_on_a_nertz_pile(reward):
+    """R4.8 (``nertz_builds``): the cards others build on a Nertz pile count against its owner (R7),
+    so a score can fall below the penalty of the cards dealt; the game's utility bounds allow it."""
+    game = openspiel.load_game(players=2, nertz_builds=True, reward=reward, deals=1)
+    builds = {i for i in range(len(game.catalogue)) if ">nertz@" in game.catalogue.name(i)}
+    state = game.new_initial_state()
+    state.apply_action(0)
+    rng, lowest = np.random.default_rng(0), 0.0
+    while not state.is_terminal():  # seat 0 builds on seat 1's Nertz pile whenever it may
+        onto = [a for a in state.legal_actions(0) if a in builds]
+        state.apply_actions([onto[0] if onto else int(rng.choice(state.legal_actions(0))), 0])
+        lowest = min(lowest, *state.returns())
+    assert state.scores()[1] < -2 * 13  # seat 1's pile grew past the 13 cards dealt
+    assert game.min_utility() <= lowest and max(state.returns()) <= game.max_utility()
+
+
+def test_seat_queries_refuse_a_player_that_is_not_a_seat():
+    """A seat is 0 to P - 1 (a deal, for the chance player, 0 to deals - 1): a pseudo-player or a
+    seat too large raises by name, where it read another seat's row (or numpy's IndexError)."""
+    game = openspiel.load_game(players=3, deals=10)
+    state = game.new_initial_state()
+    with pytest.raises(ValueError, match="deal 10 is not a deal: deals are 0 to 9"):
+        state.action_to_string(pyspiel.PlayerId.CHANCE, 10)
+    state.apply_action(2)
+    for bad in (pyspiel.PlayerId.SIMULTANEOUS, 3):
+        with pytest.raises(ValueError, match=rf"legal_actions takes a seat from 0 to 2, got {bad}"):
+            state.legal_actions(bad)
+    with pytest.raises(ValueError, match="no flat joint actions: ask legal_actions\\(p\\) of each seat"):
+        state.legal_actions()
+    with pytest.raises(
+        ValueError, match=r"action_to_string takes a seat from 0 to 2 \(or -1, the chance player\), got 5"
+    ):
+        state.action_to_string(5, 0)
+    with pytest.raises(ValueError, match="observation_vector takes a seat from 0 to 2, got -1"):
+        state.observation_vector(-1)
+    with pytest.raises(ValueError, match="action_mask takes a seat from 0 to 2, got 3"):
+        state.action_mask(3)
+
+
+def test_ticks_at_the_deal_or_after_the_end_are_refused_by_what_the_state_is():
+    game = openspiel.load_game(players=2, deals=5, max_cycles=2)
+    state = game.new_initial_state()
+    with pytest.raises(ValueError, match=r"at the chance node: apply_action\(deal\) deals first \(R2\), got"):
+        state.apply_actions([0, 0])
+    state.apply_action(1)
+    while not state.is_terminal():
+        state.apply_actions([0, 0])
+    for move in (lambda: state.apply_actions([0, 0]), lambda: state.apply_action(0)):
+        with pytest.raises(ValueError, match=r"the hand is over \(R5\): a terminal state takes no action"):
+            move()
+    assert state.history() == [1, 0, 0, 0, 0]
+
+
+def test_a_game_and_its_states_are_freed():
+    """The state whose table the game's engine holds is not kept alive by the game: no cycle through
+    OpenSpiel's C++ side keeps a game, its engine and its last state after the last reference."""
+    game = openspiel.load_game(players=2, deals=5)
+    state = game.new_initial_state()
+    state.apply_action(0)
+    state.apply_actions([0, 0])
+    engine = weakref.ref(game._engine)
+    del game, state
+    gc.collect()
+    assert engine() is None
+
+
+def test_agent_bot_refuses_another_games_states_and_a_spec_that_is_not_a_string():
+    from nertz_env.agents.openspiel_bot import agent_bot
+
+    game = openspiel.load_game(players=2, deals=10)
+    bot = agent_bot(game, np.int64(1), "greedy")  # a numpy integer is a seat too
+    assert bot.player == 1 and type(bot.player) is int
+    for other, differs in (({"stock_draw": 1}, "stock_draw=1"), ({"players": 3}, "players=3")):
+        state = openspiel.load_game(deals=10, **{"players": 2, **other}).new_initial_state()
+        state.apply_action(0)
+        with pytest.raises(
+            ValueError, match=rf"AgentBot \(seat 1\) was built for another game: this state's has {differs}"
+        ):
+            bot.step(state)
+    same_rules = openspiel.load_game(players=2, deals=3).new_initial_state()  # only the deals differ
+    same_rules.apply_action(0)
+    assert bot.step(same_rules) in same_rules.legal_actions(1)
+    with pytest.raises(ValueError, match="AgentBot plays the simultaneous nodes of python_nertz, got None"):
+        bot.step(None)
+    with pytest.raises(TypeError, match="spec must be an agent spec string such as 'heuristic:depth=3'"):
+        agent_bot(game, 0, None)

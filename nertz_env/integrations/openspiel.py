@@ -34,6 +34,7 @@ chance node's outcomes, 1 to 2**24) and the scalar rule options of ``NertzConfig
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from typing import Any
 
 import numpy as np
@@ -103,13 +104,19 @@ def _deals(params: dict[str, Any]) -> int:
 
 def _utility_bounds(config: NertzConfig) -> tuple[float, float]:
     """Bounds of a return, the sum of ``nertz_v0``'s rewards, under the config's reward mode (R7:
-    a score is at worst every Nertz card left, as dealt, and at best every own card on the
-    foundations and the call bonus; partners add two players' scores)."""
+    a score is at worst every card of the Nertz pile left, and at best every own card on the
+    foundations and the call bonus; partners add two players' scores). The pile holds the cards
+    dealt and, with ``nertz_builds`` (R4.8), the cards others built on it: all of its top's suit,
+    so at most 13 from each other deck, within the pile's 52 slots."""
     seats = 2 if config.partners else 1
-    low = -config.nertz_penalty * config.nertz_pile_size * seats
+    pile = config.nertz_pile_size
+    if config.nertz_builds:
+        pile = min(DECK_SIZE, pile + 13 * (config.num_players - 1))
+    dealt = -config.nertz_penalty * config.nertz_pile_size * seats
+    low = -config.nertz_penalty * pile * seats
     high = (DECK_SIZE + config.call_bonus) * seats
-    if config.reward == "dense":  # the score's changes since the deal, which dealt `low`
-        return 0.0, float(high - low)
+    if config.reward == "dense":  # the score's changes since the deal, which dealt `dealt`
+        return float(low - dealt), float(high - dealt)
     if config.reward == "sparse":  # the score itself, paid at the end
         return float(low), float(high)
     return float(low - high), float(high - low)  # a margin over other players' scores
@@ -125,7 +132,9 @@ class NertzGame(pyspiel.Game):
         self.config = config_of(params)
         self.deals = _deals(params)
         self._engine = Game(self.config)
-        self._holder: NertzState | None = None  # the state whose table self._engine holds
+        # The state whose table self._engine holds, weakly: the state holds the game (in C++), so a
+        # strong reference would be a cycle the garbage collector cannot see, and neither would go.
+        self._holder: weakref.ref[NertzState] | None = None
         self.catalogue = self._engine.catalogue  # the R10 actions: catalogue.name(i), catalogue.index(name)
         low, high = _utility_bounds(self.config)
         info = pyspiel.GameInfo(
@@ -189,14 +198,28 @@ class NertzState(pyspiel.State):
     def _legal_actions(self, player: int) -> list[int]:
         if player == pyspiel.PlayerId.CHANCE:
             return [] if self._deal is not None else list(range(self.get_game().deals))
+        if player == pyspiel.PlayerId.SIMULTANEOUS:
+            raise ValueError(
+                f"{GAME_NAME}: legal_actions takes a seat from 0 to {len(self._masks) - 1}, got {player} "
+                f"(the simultaneous player): a tick has no flat joint actions: ask legal_actions(p) of each seat"
+            )
+        self._seat(player, "legal_actions")
         if self._ended or self._deal is None:
             return []
         return np.flatnonzero(self._masks[player]).tolist()
+
+    def _seat(self, player: Any, what: str, chance: bool = False) -> None:
+        """Refuse a ``player`` that is not a seat (``chance``: or the chance player) by name."""
+        p = len(self._masks)
+        if isinstance(player, bool) or not isinstance(player, (int, np.integer)) or not 0 <= player < p:
+            also = " (or -1, the chance player)" if chance else ""
+            raise ValueError(f"{GAME_NAME}: {what} takes a seat from 0 to {p - 1}{also}, got {player!r}")
 
     # -- moves -----------------------------------------------------------------------------
     def _apply_action(self, action: int) -> None:
         """The deal (R2): deal ``action`` is ``nertz_v0``'s ``reset(seed=action)``."""
         game = self.get_game()
+        self._refuse_if_ended(f"apply_action({action!r})")
         if self._deal is not None:
             raise ValueError(
                 f"{GAME_NAME}: after the deal every tick is simultaneous: apply_actions takes one "
@@ -211,7 +234,13 @@ class NertzState(pyspiel.State):
     def _apply_actions(self, actions: list[int]) -> None:
         """One tick (R3, R6): every player's action at once; an illegal one is refused with the reason."""
         p = len(self._masks)
-        if self._deal is None or self._ended or len(actions) != p:
+        if self._deal is None:
+            raise ValueError(
+                f"{GAME_NAME}: the state is at the chance node: apply_action(deal) deals first (R2), "
+                f"got apply_actions({list(actions)!r})"
+            )
+        self._refuse_if_ended(f"apply_actions({list(actions)!r})")
+        if len(actions) != p:
             raise ValueError(f"{GAME_NAME}: a tick takes {p} actions at a simultaneous node, got {list(actions)!r}")
         engine = self._restore()
         size = self._masks.shape[1]
@@ -222,18 +251,22 @@ class NertzState(pyspiel.State):
         engine.step(np.asarray(actions, np.int64))
         self._take(self.get_game())
 
+    def _refuse_if_ended(self, move: str) -> None:
+        if self._ended:
+            raise ValueError(f"{GAME_NAME}: the hand is over (R5): a terminal state takes no action, got {move}")
+
     def _restore(self) -> Game:
         """The shared engine, holding this state's table (set back only if another state moved it)."""
         game = self.get_game()
-        if game._holder is not self:
+        if game._holder is None or game._holder() is not self:
             game._engine.set_state(self._table)
-            game._holder = self
+            game._holder = weakref.ref(self)
         return game._engine
 
     def _take(self, game: NertzGame) -> None:
         """Copy out what the engine's latest deal or tick left; the engine now holds this state's table."""
         engine = game._engine
-        game._holder = self
+        game._holder = weakref.ref(self)
         self._table = engine.get_state()
         self._obs[...] = engine.obs
         self._masks[...] = engine.masks
@@ -249,16 +282,22 @@ class NertzState(pyspiel.State):
         return self._returns.tolist()
 
     def _action_to_string(self, player: int, action: int) -> str:
+        game = self.get_game()
         if player == pyspiel.PlayerId.CHANCE:
+            if not 0 <= action < game.deals:
+                raise ValueError(f"{GAME_NAME}: deal {action} is not a deal: deals are 0 to {game.deals - 1}")
             return f"deal {action}"
-        return self.get_game().catalogue.name(action)
+        self._seat(player, "action_to_string", chance=True)
+        return game.catalogue.name(action)
 
     def observation_vector(self, player: int) -> np.ndarray:
         """``player``'s ``nertz_v0`` observation (int8)."""
+        self._seat(player, "observation_vector")
         return self._obs[player]
 
     def action_mask(self, player: int) -> np.ndarray:
         """``player``'s ``nertz_v0`` action mask (int8, 1 where legal)."""
+        self._seat(player, "action_mask")
         return self._masks[player]
 
     def table_text(self) -> str:
