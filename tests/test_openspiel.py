@@ -279,3 +279,28 @@ def test_agent_bot_refuses_another_games_states_and_a_spec_that_is_not_a_string(
         bot.step(None)
     with pytest.raises(TypeError, match="spec must be an agent spec string such as 'heuristic:depth=3'"):
         agent_bot(game, 0, None)
+
+
+def test_an_edited_serialized_state_is_refused_at_its_first_move():
+    """OpenSpiel rebuilds a Python game's state from its pickled ``__dict__`` and takes the history as
+    written: a history, mask or observation that disagrees with the table raises, where an edited
+    mask let an illegal action through (played as WAIT) and an edited deal went unnoticed."""
+    import base64
+    import pickle
+
+    game = openspiel.load_game(players=2, deals=10)
+    state = game.new_initial_state()
+    state.apply_action(3)
+    state.apply_actions([1, 1])
+    text = pyspiel.serialize_game_and_state(game, state)
+    head, _, encoded = text.rpartition("__dict__=")
+    views = pickle.loads(base64.b64decode(encoded))
+    views["_masks"] = np.ones_like(views["_masks"])  # every action "legal"
+    forged = head + "__dict__=" + base64.b64encode(pickle.dumps(views)).decode() + "\n"
+    call = game.catalogue.index("call")  # R4.6: illegal with 13 cards in the Nertz pile
+    for edited, move in ((forged, lambda s: s.apply_actions([call, 0])), (text.replace("-1:3,", "-1:7,"), str)):
+        _, copy = pyspiel.deserialize_game_and_state(edited)
+        with pytest.raises(ValueError, match="not match its table.*: was a serialized state edited"):
+            move(copy)
+    _, copy = pyspiel.deserialize_game_and_state(text)  # unedited, it plays on
+    copy.apply_actions([0, 0])

@@ -260,8 +260,24 @@ class NertzState(pyspiel.State):
         game = self.get_game()
         if game._holder is None or game._holder() is not self:
             game._engine.set_state(self._table)
+            self._check_views(game._engine)
             game._holder = weakref.ref(self)
         return game._engine
+
+    def _check_views(self, engine: Game) -> None:
+        """This state's deal, history, observations and masks agree with its table, as restored: a
+        serialized state carries them all (OpenSpiel pickles ``__dict__``, it replays no history)."""
+        history, ticks = self.history(), int(self._table.tick[0])
+        if history[:1] != [self._deal] or len(history) != 1 + len(self._masks) * ticks:
+            raise ValueError(
+                f"{GAME_NAME}: this state's history ({len(history)} actions, deal {history[:1]}) does not match "
+                f"its table (deal {self._deal}, tick {ticks}): was a serialized state edited?"
+            )
+        if not (np.array_equal(engine.obs, self._obs) and np.array_equal(engine.masks, self._masks)):
+            raise ValueError(
+                f"{GAME_NAME}: this state's saved observations or action masks do not match its table: "
+                "was a serialized state edited?"
+            )
 
     def _take(self, game: NertzGame) -> None:
         """Copy out what the engine's latest deal or tick left; the engine now holds this state's table."""
