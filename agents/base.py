@@ -90,6 +90,20 @@ def sample_rows(probs: np.ndarray, masks: np.ndarray, uniforms: np.ndarray) -> n
     return picked.astype(np.int64)
 
 
+def _check_numbers(what: str, a: np.ndarray) -> None:
+    """Integer, bool or float arrays of whole numbers (``observation_dtype="float32"`` envs give
+    floats); anything else is refused, not cast."""
+    if a.dtype == np.int8 or np.issubdtype(a.dtype, np.integer) or a.dtype == np.bool_:
+        return
+    if not np.issubdtype(a.dtype, np.floating):
+        raise TypeError(f"{what} must be arrays of whole numbers (int8, or float32 as observation_dtype='float32' "
+                        f"gives them), got {a.dtype}")
+    whole = np.isfinite(a) & (a == np.floor(a))
+    if not whole.all():
+        index = tuple(int(i) for i in np.argwhere(~whole)[0])
+        raise ValueError(f"{what} at {index} is {float(a[index])}: accepted whole numbers (as an env gives them)")
+
+
 class Agent(ABC):
     """A player: ``reset(seat)`` starts a hand, ``act`` / ``act_batch`` choose legal actions.
 
@@ -179,8 +193,7 @@ class Agent(ABC):
         agent with chance then draws for a row from its seed and that key alone."""
         obs, masks = np.asarray(observations), np.asarray(action_masks)
         for what, a in (("observations", obs), ("action masks", masks)):
-            if a.dtype != np.int8 and not (np.issubdtype(a.dtype, np.integer) or a.dtype == np.bool_):
-                raise TypeError(f"{what} must be integer arrays (int8, as the env gives them), got {a.dtype}")
+            _check_numbers(what, a)
         if obs.ndim != 2 or masks.ndim != 2 or obs.shape[0] != masks.shape[0]:
             raise ValueError(f"act_batch takes observations [n, D] and masks [n, N], got {obs.shape}, {masks.shape}")
         if obs.shape[1] != self.obs_size or masks.shape[1] != len(self.catalogue):

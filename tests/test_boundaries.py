@@ -260,8 +260,15 @@ def test_agents_refuse_tables_no_game_can_show():
                 agents.make(name).act_batch(bad_obs, bad_masks)
     with pytest.raises(ValueError, match="masks hold 0 or 1"):
         greedy.act_batch(o, m * 2)
-    with pytest.raises(TypeError, match="integer arrays"):
-        greedy.act_batch(o.astype(np.float32), m)
+    # An env built with observation_dtype="float32" gives floats: whole numbers play as the int8 rows do.
+    assert (greedy.act_batch(o.astype(np.float32), m.astype(np.float32)) == greedy.act_batch(o, m)).all()
+    for value, match in ((0.5, r"observations at \(0, 0\) is 0.5"), (np.nan, "nan: accepted whole numbers")):
+        bad = o.astype(np.float32)
+        bad[0, 0] = value
+        with pytest.raises(ValueError, match=match):
+            greedy.act_batch(bad, m)
+    with pytest.raises(TypeError, match="arrays of whole numbers"):
+        greedy.act_batch(o.astype(np.complex64), m)
     with pytest.raises(ValueError, match="outside the observation space"):
         greedy.act_batch(o.astype(np.int64) + 256, m)  # not cast silently back into range
 
