@@ -119,7 +119,7 @@ def test_bad_parameters_are_refused_by_name():
     with pytest.raises(ValueError, match="python_nertz: unknown parameter"):
         openspiel.config_of({"episode": "match"})
     game = openspiel.load_game(players=2)
-    with pytest.raises(ValueError, match="provides one observation"):
+    with pytest.raises(ValueError, match="provides one observation.*got perfect_recall=True, public_info=True"):
         game.make_py_observer(pyspiel.IIGObservationType(perfect_recall=True))
 
 

@@ -161,7 +161,8 @@ class NertzGame(pyspiel.Game):
         ):
             raise ValueError(
                 f"{GAME_NAME} provides one observation: a player's own (public and private info, no "
-                f"perfect recall), as nertz_v0 gives it; got {iig_obs_type}"
+                f"perfect recall), as nertz_v0 gives it; got perfect_recall={iig_obs_type.perfect_recall}, "
+                f"public_info={iig_obs_type.public_info}, private_info={iig_obs_type.private_info}"
             )
         return NertzObserver(self._engine.layout.size)
 
