@@ -109,13 +109,21 @@ def check_options(name: str, factory: Callable[..., Any], options: dict[str, Any
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """``"heuristic:depth=1,call=now"`` -> ``("heuristic", {"depth": 1, "call": "now"})``."""
-    name, _, rest = spec.partition(":")
+    """``"heuristic:depth=1,call=now"`` -> ``("heuristic", {"depth": 1, "call": "now"})``. A ':'
+    with nothing after it, an empty option, one without ``=`` and one given twice (the last would
+    silently win) are ``ValueError``s naming the spec."""
+    name, colon, rest = spec.partition(":")
     options: dict[str, Any] = {}
-    for item in filter(None, rest.split(",")):
+    if colon and not rest.strip():
+        raise ValueError(f"{spec!r} has no options after ':'; give name or name:key=value,...")
+    for item in rest.split(",") if colon else ():
         key, eq, value = item.partition("=")
-        if not eq or not key:
+        if not item.strip():
+            raise ValueError(f"empty agent option in {spec!r}; give name:key=value,...")
+        if not eq or not key.strip():
             raise ValueError(f"agent option {item!r} in {spec!r} is not of the form key=value")
+        if key.strip() in options:
+            raise ValueError(f"agent option {key.strip()} is given twice in {spec!r}: give it once")
         options[key.strip()] = parse_value(value.strip())
     return name.strip(), options
 

@@ -76,12 +76,20 @@ def parse_value(text: str) -> Any:
 
 
 def parse_rule_options(items: Any) -> dict[str, Any]:
-    """``["stock_draw=1", "speed=1,2"]`` -> NertzConfig options (comma lists become tuples)."""
+    """``["stock_draw=1", "speed=1,2"]`` -> NertzConfig options (comma lists become tuples). An
+    item without ``=`` or without a name, and a key given twice (the last would silently win), are
+    ``ValueError``s naming the items."""
     out: dict[str, Any] = {}
+    given: dict[str, str] = {}
     for item in items:
         key, eq, value = item.partition("=")
+        key, value = key.strip(), value.strip()
         if not eq:
             raise ValueError(f"rule options are key=value, got {item!r}")
-        value = value.strip()
-        out[key.strip()] = tuple(parse_value(v) for v in value.split(",")) if "," in value else parse_value(value)
+        if not key:
+            raise ValueError(f"rule option {item!r} has no name; rule options are key=value")
+        if key in given:
+            raise ValueError(f"rule option {key} is given twice ({given[key]}, {item.strip()}): give it once")
+        given[key] = item.strip()
+        out[key] = tuple(parse_value(v) for v in value.split(",")) if "," in value else parse_value(value)
     return out

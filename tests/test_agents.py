@@ -3,6 +3,8 @@ heuristic's judgement in exact positions built from R10 fixed deals."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from conftest import IDLE, make_deck, new_game, play
@@ -176,6 +178,24 @@ def test_agent_options_are_refused_by_name(spec, message):
     with what is accepted (the heuristic's weights go to compiled code: never NaN or infinite)."""
     with pytest.raises(ValueError, match=message):
         agents.make_spec(spec)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("heuristic:depth=1,depth=2", "agent option depth is given twice in 'heuristic:depth=1,depth=2'"),
+        ("heuristic: depth=1 , depth =2", "agent option depth is given twice"),
+        ("heuristic:", "'heuristic:' has no options after ':'; give name or name:key=value,..."),
+        ("heuristic:depth=1,,call=now", "empty agent option in 'heuristic:depth=1,,call=now'"),
+        ("heuristic:depth=1,", "empty agent option in 'heuristic:depth=1,'"),
+        ("heuristic:=1", "agent option '=1' in 'heuristic:=1' is not of the form key=value"),
+    ],
+)
+def test_a_spec_with_a_repeated_or_empty_option_is_refused(spec, message):
+    """A spec is read whole: an option given twice (which would silently keep the last), a ':'
+    with nothing after it and an empty item are mistakes named with the spec."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        agents.parse_spec(spec)
 
 
 def test_agent_options_in_range_are_taken():

@@ -104,6 +104,10 @@ BAD = [
     (["play", "--match", "--target-score", "0"], "invalid target_score=0"),
     (["bench", "--repeats", "0"], "argument --repeats"),
     (["bench", "--seconds", "0"], "argument --seconds"),
+    (["eval", "--agents", "greedy", "greedy", "--rules", "stock_draw=1", "stock_draw=3"], "stock_draw is given twice"),
+    (["play", "--rules", "preset=nerds", "preset=standard"], "argument --rules: rule option preset is given twice"),
+    (["watch", "--agents", "greedy", "heuristic:depth=1,depth=2"], "agent option depth is given twice"),
+    (["play", "--players", "2", "--opponents", "heuristic:"], "'heuristic:' has no options after ':'"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
 ]
 

@@ -90,6 +90,24 @@ def test_replace_validates_too():
         NertzConfig().replace(num_players=9)
 
 
+@pytest.mark.parametrize(
+    ("items", "message"),
+    [
+        (["stock_draw=1", "stock_draw=3"], "rule option stock_draw is given twice (stock_draw=1, stock_draw=3)"),
+        (["preset=nerds", " preset = standard"], "rule option preset is given twice"),
+        (["=3"], "rule option '=3' has no name; rule options are key=value"),
+        (["stock_draw"], "rule options are key=value, got 'stock_draw'"),
+    ],
+)
+def test_command_line_rule_options_refuse_a_repeated_or_nameless_key(items, message):
+    """``--rules`` read whole: a key given twice would silently keep the last value."""
+    from nertz_env.options import parse_rule_options
+
+    with pytest.raises(ValueError, match=re.escape(message)):
+        parse_rule_options(items)
+    assert parse_rule_options([" stock_draw = 1", "speed=1,2"]) == {"stock_draw": 1, "speed": (1, 2)}
+
+
 @pytest.mark.parametrize("name", ["colour", "num_player", "jokers"])
 def test_an_unknown_option_name_raises(name):
     with pytest.raises(ValueError) as info:
