@@ -65,7 +65,8 @@ def test_the_sb3_trainer_checks_the_numbers_it_has():
     ("rules", "said"),
     [(("stock_draw",), "--rules stock_draw: rule options are key=value, got 'stock_draw'"),
      (("bogus=1",), "--rules bogus=1: unknown option(s) bogus; known options: aces_to_work"),
-     (("stock_draw=1", "stock_draw=7"), "--rules stock_draw=1 stock_draw=7: invalid stock_draw=7: accepted 3 or 1")],
+     (("work_piles=4", "stock_draw=7"), "--rules work_piles=4 stock_draw=7: invalid stock_draw=7: accepted 3 or 1"),
+     (("stock_draw=1", "stock_draw=3"), "--rules stock_draw=1 stock_draw=3: rule option stock_draw is given twice")],
 )  # fmt: skip
 def test_a_bad_rule_option_is_refused_by_the_rules_flag(rules, said):
     """``training.args.rules_config``: before it, an unknown option was a ``TypeError`` traceback
@@ -91,3 +92,49 @@ def test_the_sb3_trainer_refuses_bad_rules_before_making_its_run_directory(tmp_p
     with pytest.raises(ValueError, match="--rules bogus=1: unknown option"):
         train_sb3.main(["--rules", "bogus=1", "--out-dir", str(tmp_path / "runs")])
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize(("rule", "flag"), [("num_players=3", "--num-players"), ("reward=dense", "--reward")])
+def test_a_rule_the_trainer_sets_by_its_own_flag_is_refused_in_rules(rule, flag):
+    """Before, ``--rules num_players=3`` was a ``TypeError`` traceback (a keyword given twice)."""
+    with pytest.raises(ValueError, match=rf"^--rules {rule}: {rule.split('=')[0]} is set by {flag}, not --rules"):
+        selfplay_args.check_args(selfplay_args.Args(rules=(rule,)))
+
+
+SIZES = [("seed", -1, "--seed -1: accepted an integer from 0 to 4294967295"),
+         ("seed", 2**32, "--seed 4294967296: accepted an integer from 0 to 4294967295"),
+         ("num_envs", 10**20, "--num-envs 100000000000000000000: accepted an integer from 1 to 65536"),
+         ("hidden", (10**20,), r"--hidden \(100000000000000000000,\): accepted integers from 1 to 4096"),
+         ("hidden", (64, 10**8), r"--hidden \(64, 100000000\): accepted integers from 1 to 4096")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "value", "said"), SIZES)
+def test_a_seed_or_size_the_trainers_cannot_take_is_refused_by_its_flag(name, value, said):
+    """Before, a negative or huge seed failed in numpy ('expected non-negative integer', SB3's
+    'Seed must be between ...' as a traceback) and a huge size in torch or numpy as a traceback."""
+    with pytest.raises(ValueError, match="^" + said):
+        selfplay_args.check_args(selfplay_args.Args(**{name: value}))
+    train_sb3 = pytest.importorskip("nertz_env.training.train_sb3", reason="needs stable-baselines3")
+    with pytest.raises(ValueError, match="^" + said):
+        train_sb3.check_args(train_sb3.Args(**{name: value}))
+
+
+def test_the_self_play_trainer_refuses_a_wide_action_layer():
+    with pytest.raises(ValueError, match="^--action-hidden 100000: accepted integers from 1 to 4096"):
+        selfplay_args.check_args(selfplay_args.Args(action_hidden=100_000))
+
+
+def test_the_sb3_trainer_refuses_a_bad_opponent_before_its_run_directory(tmp_path):
+    train_sb3 = pytest.importorskip("nertz_env.training.train_sb3", reason="needs stable-baselines3")
+    with pytest.raises(ValueError, match="^--opponents bogus greedy greedy: unknown agent 'bogus'"):
+        train_sb3.main(["--opponents", "bogus", "greedy", "greedy", "--out-dir", str(tmp_path / "runs")])
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("trainer", ["train_selfplay", "train_sb3"])
+def test_an_out_dir_that_is_a_file_is_a_flag_error(tmp_path, trainer):
+    """Before, making the run directory under a file was a ``NotADirectoryError`` traceback."""
+    module = pytest.importorskip(f"nertz_env.training.{trainer}")
+    (tmp_path / "taken").write_text("not a folder")
+    with pytest.raises(ValueError, match=f"^cannot make the run directory {tmp_path / 'taken'}/nertz_v0__"):
+        module.main(["--out-dir", str(tmp_path / "taken"), "--eval-every", "0"])

@@ -76,13 +76,44 @@ def check_numbers(args: Any) -> None:
 
 def rules_config(num_players: int, reward: str, rules: Sequence[str]) -> NertzConfig:
     """A trainer's games: ``NertzConfig`` from its ``--num-players``, ``--reward`` and ``--rules
-    KEY=VALUE ...``. An item without ``=``, an unknown option or a value the config refuses is a
-    ``ValueError`` that names ``--rules`` (and, from the config, the options or values accepted)."""
+    KEY=VALUE ...``. An item without ``=``, an unknown option, an option its own flag sets or a
+    value the config refuses is a ``ValueError`` that names ``--rules`` (and, from the config, the
+    options or values accepted)."""
     NertzConfig.from_kwargs(num_players=num_players, reward=reward)  # their own flags' errors first
     try:
-        return NertzConfig.from_kwargs(num_players=num_players, reward=reward, **parse_rule_options(rules))
+        options = parse_rule_options(rules)
+        for key in ("num_players", "reward"):
+            if key in options:
+                raise ValueError(f"{key} is set by --{key.replace('_', '-')}, not --rules")
+        return NertzConfig.from_kwargs(num_players=num_players, reward=reward, **options)
     except ValueError as err:
         raise ValueError(f"--rules {' '.join(rules)}: {err}") from None
+
+
+# What the trainers' seeds and sizes may be: numpy's and SB3's global seed is 32 bits, and wider
+# layers or more games than these fail in torch or numpy (or exhaust memory) as a traceback.
+MOST_SEED, MOST_ENVS, MOST_WIDTH = 2**32 - 1, 65536, 4096
+
+
+def check_seed_and_sizes(args: Any, widths: Sequence[str]) -> None:
+    """``--seed``, ``--num-envs`` and the layer widths ``widths`` (an int or a tuple each) in range,
+    or a ``ValueError`` naming the flag, the value given and the values accepted."""
+    if not 0 <= args.seed <= MOST_SEED:
+        raise ValueError(f"--seed {args.seed}: accepted an integer from 0 to {MOST_SEED}")
+    if not 1 <= args.num_envs <= MOST_ENVS:
+        raise ValueError(f"--num-envs {args.num_envs}: accepted an integer from 1 to {MOST_ENVS}")
+    for name in widths:
+        value = getattr(args, name)
+        if not all(1 <= v <= MOST_WIDTH for v in (value if isinstance(value, tuple) else (value,))):
+            raise ValueError(f"--{name.replace('_', '-')} {value}: accepted integers from 1 to {MOST_WIDTH}")
+
+
+def make_run_dir(run_dir: Path) -> None:
+    """Make the run directory, or a ``ValueError`` naming it (under a file, not writable, ...)."""
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ValueError(f"cannot make the run directory {run_dir}: {err.strerror or err}") from None
 
 
 def _bool(text: str) -> bool:

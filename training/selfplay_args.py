@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from nertz_env.agents.features import FEATURE_GROUPS, feature_columns
 from nertz_env.config import REWARD_MODES
-from nertz_env.training.args import arg, check_counts, check_numbers, rules_config
+from nertz_env.training.args import arg, check_counts, check_numbers, check_seed_and_sizes, rules_config
 from nertz_env.training.checkpoint import resolve_device
 from nertz_env.training.opponent_pool import SAMPLINGS
 from nertz_env.training.oracle import ENCODINGS
@@ -148,6 +148,7 @@ def check_args(args: Args) -> None:
         if not values or min(values) < 1:
             raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted integers >= 1")
     check_counts(args, ("eval_every", "stop_after", "threads", "keep_policy_every"), 0)
+    check_seed_and_sizes(args, ("hidden", "action_hidden"))
     check_numbers(args)
     rules_config(args.num_players, args.reward, args.rules)
     if not 0.0 <= args.self_play_fraction <= 1.0:

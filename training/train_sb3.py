@@ -39,7 +39,9 @@ from nertz_env.training.args import (
     arg,
     check_counts,
     check_numbers,
+    check_seed_and_sizes,
     flag_errors,
+    make_run_dir,
     parse_given,
     resume_args,
     rules_config,
@@ -210,15 +212,24 @@ def check_args(args: Args) -> None:
                         "eval_deals"), 1)  # fmt: skip
     check_counts(args, ("eval_every",), 0)
     check_numbers(args)
-    rules_config(args.num_players, args.reward, args.rules)
+    config = rules_config(args.num_players, args.reward, args.rules)
     if not args.hidden or min(args.hidden) < 1:
         raise ValueError(f"--hidden {args.hidden}: accepted layer sizes >= 1")
+    check_seed_and_sizes(args, ("hidden",))
     resolve_device(args.device)
     if args.mode == "single" and len(args.opponents) != args.num_players - 1:
         raise ValueError(
             f"--opponents names {len(args.opponents)} agents; --mode single at {args.num_players} players needs "
             f"{args.num_players - 1}, one per other seat"
         )
+    if args.mode == "single":  # each spec built once here, so a bad one is named before the run directory
+        from nertz_env import agents
+
+        try:
+            for spec in args.opponents:
+                agents.make_spec(spec, config=config)
+        except ValueError as err:
+            raise ValueError(f"--opponents {' '.join(args.opponents)}: {err}") from None
 
 
 def build_model(args: Args, run_dir: Path, saved: dict[str, Any] | None, config: NertzConfig):
@@ -266,7 +277,7 @@ def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
         else:
             run_dir = Path(args.out_dir) / f"nertz_v0__{args.exp_name}__{args.seed}__{int(time.time())}"
         check_args(args)
-    run_dir.mkdir(parents=True, exist_ok=True)
+        make_run_dir(run_dir)
     remove_partial_files(run_dir)
     say(f"run directory: {run_dir}")
     config = rules_config(args.num_players, args.reward, args.rules)

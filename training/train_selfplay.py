@@ -62,7 +62,7 @@ from nertz_env import agents
 from nertz_env.agents.features import ActionFeatures
 from nertz_env.agents.policy import build_scorer, save_policy
 from nertz_env.config import NertzConfig
-from nertz_env.training.args import flag_errors, parse_given, resume_args, rules_config
+from nertz_env.training.args import flag_errors, make_run_dir, parse_given, resume_args, rules_config
 from nertz_env.training.central_critic import CentralCritic
 from nertz_env.training.checkpoint import (
     CheckpointError,
@@ -311,7 +311,7 @@ def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
     ``prog: error: ...`` and status 2 (``args.flag_errors``); else it raises ``ValueError``."""
     with flag_errors(as_command):
         args, run_dir, resume = start(argv)
-        run_dir.mkdir(parents=True, exist_ok=True)
+        make_run_dir(run_dir)
         remove_partial_files(run_dir)
         say(f"run directory: {run_dir}")
         t = build(args)
