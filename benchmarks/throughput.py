@@ -328,7 +328,7 @@ def others(args: argparse.Namespace, batches: Sequence[int], repeats: int, secon
 def main(argv: Sequence[str] | None = None, prog: str = "nertz bench") -> int:
     import numba
 
-    from nertz_env.cli_checks import Parser, at_least, number_from, output_file
+    from nertz_env.cli_checks import MOST_BATCH, Parser, at_least, number_from, output_file
 
     ap = Parser(prog=prog, description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", metavar="PATH", type=output_file(), help="also write the results as JSON")
@@ -336,9 +336,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz bench") -> int:
     ap.add_argument("--seconds", type=number_from(0, inclusive=False), default=1.0, help="wall-clock seconds per run")
     ap.add_argument("--quick", action="store_true", help="2 repeats of 0.3 s, batch sizes 64 and 1024, no compile run")
     ap.add_argument("--threads", type=at_least(1), default=1, help="also run the vector env with this many threads")
-    ap.add_argument("--batch-sizes", type=at_least(1), nargs="*", default=None, help=f"default {BATCH_SIZES}")
     ap.add_argument(
-        "--door-batch", type=at_least(1), default=1024, help="games of the TorchRL and Gymnasium batched envs"
+        "--batch-sizes", type=at_least(1, MOST_BATCH), nargs="+", default=None, help=f"default {BATCH_SIZES}"
+    )
+    ap.add_argument(
+        "--door-batch", type=at_least(1, MOST_BATCH), default=1024, help="games of the TorchRL and Gymnasium batch envs"
     )
     ap.add_argument("--no-doors", action="store_true", help="leave out the TorchRL and Gymnasium rows")
     ap.add_argument("--no-compile", action="store_true", help="leave out the compile-time run")

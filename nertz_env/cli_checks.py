@@ -1,7 +1,7 @@
 """Argument checks shared by the ``nertz`` commands: every value is checked before any work
 starts, and a user's mistake is one line on stderr with exit code 2, never a traceback.
 
-    nertz eval: error: argument --hands: expected an integer >= 1, got '0'
+    nertz eval: error: argument --hands: expected an integer from 1 to 1000000, got '0'
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ from nertz_env.options import parse_rule_options
 # What a plain ``pip install nertz-env`` lacks, by import name: the extra that brings it.
 EXTRAS = {"torch": "training", "stable_baselines3": "training", "sb3_contrib": "training", "PIL": "render",
           "ray": "rllib"}  # fmt: skip
+# The most deals (or matches) one command plays, and the most tables stepped together: past them a
+# run overflows an index or exhausts memory (every hand's record is kept).
+MOST_DEALS, MOST_BATCH = 1_000_000, 65536
 # Errors of the user's making that the commands report in one line: bad values, missing files,
 # missing extras.
 USER_ERRORS = (ValueError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, ImportError)
@@ -31,24 +34,29 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def at_least(minimum: int):
-    """An argparse type: an integer >= ``minimum``."""
+def at_least(minimum: int, most: int | None = None):
+    """An argparse type: an integer >= ``minimum`` (and <= ``most`` when given: a count past it
+    would overflow or exhaust memory as a traceback, not a message)."""
+    accepted = f"an integer >= {minimum}" if most is None else f"an integer from {minimum} to {most}"
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             value = None
-        if value is None or value < minimum:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
+        if value is None or value < minimum or (most is not None and value > most):
+            raise argparse.ArgumentTypeError(f"expected {accepted}, got {text!r}")
         return value
 
-    parse.__name__ = f"integer >= {minimum}"
+    parse.__name__ = accepted
     return parse
 
 
-def number_from(minimum: float, inclusive: bool = True):
-    """An argparse type: a finite number >= ``minimum`` (> ``minimum`` when not ``inclusive``)."""
+def number_from(minimum: float, inclusive: bool = True, most: float | None = None):
+    """An argparse type: a finite number >= ``minimum`` (> ``minimum`` when not ``inclusive``;
+    <= ``most`` when given)."""
+    accepted = f"a number {'>=' if inclusive else '>'} {minimum}"
+    accepted = accepted if most is None else f"a number from {minimum} to {most}"
 
     def parse(text: str) -> float:
         try:
@@ -56,7 +64,9 @@ def number_from(minimum: float, inclusive: bool = True):
         except ValueError:
             value = float("nan")
         if not (value >= minimum if inclusive else value > minimum) or value == float("inf"):
-            raise argparse.ArgumentTypeError(f"expected a number {'>=' if inclusive else '>'} {minimum}, got {text!r}")
+            raise argparse.ArgumentTypeError(f"expected {accepted}, got {text!r}")
+        if most is not None and value > most:
+            raise argparse.ArgumentTypeError(f"expected {accepted}, got {text!r}")
         return value
 
     parse.__name__ = "number"

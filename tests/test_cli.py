@@ -80,7 +80,7 @@ def test_watch_saves_a_replay(tmp_path, fmt):
 
 
 BAD = [
-    (["eval", "--agents", "greedy", "greedy", "--hands", "0"], "argument --hands: expected an integer >= 1, got '0'"),
+    (["eval", "--agents", "greedy", "greedy", "--hands", "0"], "--hands: expected an integer from 1 to 1000000"),
     (["eval", "--agents", "greedy", "greedy", "--hands", "-5"], "argument --hands"),
     (["eval", "--agents", "greedy", "greedy", "--batch-size", "0"], "argument --batch-size"),
     (["eval", "--agents", "greedy", "greedy", "--target-score", "0"], "invalid target_score=0"),
@@ -108,6 +108,14 @@ BAD = [
     (["play", "--rules", "preset=nerds", "preset=standard"], "argument --rules: rule option preset is given twice"),
     (["watch", "--agents", "greedy", "heuristic:depth=1,depth=2"], "agent option depth is given twice"),
     (["play", "--players", "2", "--opponents", "heuristic:"], "'heuristic:' has no options after ':'"),
+    (["eval", "--agents", "greedy", "greedy", "--hands", "99999999999999999999"], "from 1 to 1000000, got '9999"),
+    (["eval", "--agents", "greedy", "greedy", "--batch-size", "99999999999999"], "argument --batch-size: expected an"
+                                                                                  " integer from 1 to 65536"),
+    (["eval", "--agents", "greedy", "greedy", "--target-score", "50"], "--target-score sets the target of a match"),
+    (["eval", "--agents", "greedy", "greedy", "--max-match-hands", "5"], "--max-match-hands caps a match"),
+    (["watch", "--delay", "1e10"], "argument --delay: expected a number from 0 to 3600, got '1e10'"),
+    (["bench", "--batch-sizes", "99999999999999999999"], "argument --batch-sizes: expected an integer from 1 to 6"),
+    (["bench", "--batch-sizes"], "argument --batch-sizes: expected at least one argument"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
 ]
 
@@ -121,6 +129,17 @@ def test_a_bad_argument_is_one_line_with_exit_code_2(capsys, argv, message):
     assert stop.value.code == 2
     assert len(lines) == 1 and lines[0].startswith(f"nertz{' ' + argv[0] if argv[0] != 'frobnicate' else ''}: error")
     assert message in lines[0]
+
+
+def test_benchmark_refuses_more_deals_than_it_can_index(capsys):
+    """Before, a huge --deals was an OverflowError traceback once the deals were laid out."""
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["benchmark", "eval", "--task", "nertz-4p", "--agent", "greedy", "--deals", "99999999999999999999"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.endswith(
+        "nertz benchmark eval: error: argument --deals: expected an integer from 2 to 1000000, got '9999999999"
+        "9999999999'\n"
+    )
 
 
 def test_a_file_that_is_not_a_policy_is_one_line(capsys, tmp_path):

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from nertz_env import tasks
-from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, output_file
+from nertz_env.cli_checks import MOST_DEALS, USER_ERRORS, Parser, at_least, output_file
 from nertz_env.training.evaluate import evaluate, versions
 from nertz_env.training.report import over_deals
 
@@ -132,7 +132,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz benchmark") -> in
     e = sub.add_parser("eval", help="the evaluation protocol: agents against the task's pool, and cross-play")
     e.add_argument("--task", required=True, help=f"a task name: {', '.join(tasks.names())}")
     e.add_argument("--agent", action="append", required=True, help="an agent spec; repeat for cross-play")
-    e.add_argument("--deals", type=at_least(2), default=None, help="deals per opponent (default: the task's)")
+    e.add_argument("--deals", type=at_least(2, MOST_DEALS), default=None, help="deals per opponent (default: task's)")
     e.add_argument("--no-cross-play", action="store_true", help="only the pool, no cross-play among the agents")
     e.add_argument("--out", type=output_file(".json"), default=None, help="write the record as JSON")
     e.add_argument("--quiet", action="store_true", help="no progress")

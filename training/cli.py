@@ -46,7 +46,7 @@ def _parser() -> Parser:
     w = sub.add_parser("watch", help="watch bots play a hand; optionally save it as GIF or HTML")
     w.add_argument("--agents", nargs="+", default=["heuristic", "greedy", "greedy", "greedy"], help="one per seat")
     w.add_argument("--seed", type=at_least(0), default=0, help="seed of the deal")
-    w.add_argument("--delay", type=number_from(0), default=0.2, help="seconds between ticks")
+    w.add_argument("--delay", type=number_from(0, most=3600), default=0.2, help="seconds between ticks")
     w.add_argument("--quiet", action="store_true", help="do not print the table each tick")
     w.add_argument("--gif", type=output_file(".gif"), default=None, help="write the hand as an animated GIF (Pillow)")
     w.add_argument("--html", type=output_file(".html", ".htm"), default=None, help="write the hand as a web page")

@@ -48,7 +48,7 @@ import numpy as np
 from nertz_env import agents as agent_registry
 from nertz_env import engine
 from nertz_env.agents.base import Agent
-from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, output_file, rule_config
+from nertz_env.cli_checks import MOST_BATCH, MOST_DEALS, USER_ERRORS, Parser, at_least, output_file, rule_config
 from nertz_env.config import MATCH_ENDS, NertzConfig
 from nertz_env.options import parse_rule_options
 from nertz_env.training.arena import Arena, Hand, HandResult, MatchSoFar, Stream, hand_stream_seed, single
@@ -349,14 +349,14 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz eval") -> int:
     ap = Parser(prog=prog, description=__doc__.split("\n\n")[0])
     add = ap.add_argument
     add("--agents", nargs="+", required=True, help="agent names or name:key=value,... specs, one per seat")
-    add("--hands", type=at_least(1), default=2000, help="deals, each played in every rotation (--matches: matches)")
+    add("--hands", type=at_least(1, MOST_DEALS), default=2000, help="deals, each played in every rotation (or matches)")
     add("--seed", type=at_least(0), default=0, help="the seed of the deals, the races (R6) and the agents")
     add("--players", type=at_least(2), default=None, help="seats per table; default one per agent, fewer makes a pool")
     add("--matches", action="store_true", help="play matches to --target-score (R8) instead of single hands")
     add("--target-score", type=int, default=None, help="match target (R8; default 100)")
     add("--max-match-hands", type=int, default=None, help="decide a match still running after this many hands (100)")
     add("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="NertzConfig options, e.g. stock_draw=1")
-    add("--batch-size", type=at_least(1), default=2048, help="tables stepped together")
+    add("--batch-size", type=at_least(1, MOST_BATCH), default=2048, help="tables stepped together")
     add("--first-deal", type=at_least(0), default=0, help="play deals from this index on (a shard: merge_reports)")
     add("--out", type=output_file(), default=None, help="write the full report, every hand included, as JSON")
     add("--quiet", action="store_true", help="no progress")
@@ -365,6 +365,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz eval") -> int:
         ap, args.rules, forbid={"num_players": "seats are --players"}, num_players=args.players or len(args.agents)
     )
     target, cap = match_length(ap, config, args.target_score, args.max_match_hands)
+    if not args.matches and config.episode != "match":  # else the flags would be silently ignored
+        if args.target_score is not None:
+            ap.error("--target-score sets the target of a match: add --matches")
+        if args.max_match_hands is not None:
+            ap.error("--max-match-hands caps a match: add --matches")
     try:
         report = evaluate(
             args.agents, hands=args.hands, seed=args.seed, config=config, players=config.num_players,
