@@ -143,3 +143,28 @@ def test_the_plot_without_matplotlib_is_one_line_naming_the_extra(tmp_path, caps
         learning_results.main(["--folder", str(tmp_path), "--plot", str(tmp_path / "p.png")])
     assert exit_info.value.code == 2
     assert "--plot" in (err := capsys.readouterr().err) and "nertz-env[training]" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("name", ["../escaped", "a/b", ".hidden", " "])
+def test_a_name_that_is_not_a_plain_file_name_is_refused(report, tmp_path, capsys, name):
+    """Before, ``--name ../escaped`` wrote the kept report outside ``--folder``."""
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report))
+    folder = tmp_path / "kept"
+    with pytest.raises(SystemExit) as exc:
+        learning_results.main(["--add", str(path), "--name", name, "--folder", str(folder)])
+    assert exc.value.code == 2 and f"--name {name!r}: accepted a plain file name" in capsys.readouterr().err
+    assert not folder.exists() and not (tmp_path / "escaped.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [(["--name", "x"], "--name and --note name a report of --add: add --add"),
+     (["--note", "x"], "--name and --note name a report of --add: add --add"),
+     (["--folder", "MISSING"], "--folder MISSING: no such folder of kept reports")],
+)  # fmt: skip
+def test_flags_that_would_be_ignored_or_a_missing_folder_are_refused(tmp_path, capsys, argv, said):
+    argv = [a.replace("MISSING", str(tmp_path / "none")) for a in argv]
+    with pytest.raises(SystemExit) as exc:
+        learning_results.main([*argv, *([] if "--folder" in argv else ["--folder", str(tmp_path)])])
+    assert exc.value.code == 2 and said.replace("MISSING", str(tmp_path / "none")) in capsys.readouterr().err

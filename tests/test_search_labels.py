@@ -175,3 +175,10 @@ def test_recheck_searches_the_departures_of_the_given_kinds_again(label_files):
         assert measured["searched"] == found["count"] and 0 <= measured["still_best"] <= found["count"]
         assert 0 <= measured["share_above_policy"] <= 1 and np.isfinite(measured["mean_gain"])
     assert search_labels.recheck(data, ["no such kind"], "draw")["horizons"] == {}
+
+
+def test_load_refuses_a_damaged_zip_in_one_line(tmp_path):
+    """Before, a file that began as a zip but was not one was a ``BadZipFile`` traceback."""
+    (tmp_path / "cut.npz").write_bytes(b"PK\x03\x04 cut short")
+    with pytest.raises(ValueError, match="cut.npz is not a label file of search_labels make"):
+        search_labels.load(tmp_path / "cut.npz")

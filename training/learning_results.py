@@ -136,9 +136,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--plot", type=output_file(".png"), help="also draw the search-free players (a .png file)")
     args = ap.parse_args(argv)
     folder = Path(args.folder)
+    if not args.add and (args.name is not None or args.note):  # else they would be silently ignored
+        ap.error("--name and --note name a report of --add: add --add")
+    if not args.add and not folder.is_dir():  # else an empty table would be printed or written
+        ap.error(f"--folder {args.folder}: no such folder of kept reports")
     if args.add:
         if not args.name:
             ap.error("--add needs --name")
+        if Path(args.name).name != args.name or args.name.startswith(".") or not args.name.strip():
+            ap.error(f"--name {args.name!r}: accepted a plain file name (no folder, not hidden), kept in --folder")
         try:
             kept = slim(json.loads(Path(args.add).read_text()), args.note)
             folder.mkdir(parents=True, exist_ok=True)

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import time
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -141,7 +142,7 @@ def load(path: str | Path) -> dict[str, np.ndarray]:
     try:
         with np.load(Path(path), allow_pickle=False) as z:
             data = {k: z[k] for k in z.files}
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
         raise ValueError(f"{path} is not a label file of search_labels make: {e}") from e
     missing = [k for k in LABEL_KEYS if k not in data]
     if missing:
