@@ -116,6 +116,9 @@ BAD = [
     (["watch", "--delay", "1e10"], "argument --delay: expected a number from 0 to 3600, got '1e10'"),
     (["bench", "--batch-sizes", "99999999999999999999"], "argument --batch-sizes: expected an integer from 1 to 6"),
     (["bench", "--batch-sizes"], "argument --batch-sizes: expected at least one argument"),
+    (["tournament", "--format", "ladder", "--agents", "greedy", "greedy", "random", "passive", "--rounds", "10000000"],
+     "argument --rounds: expected an integer from 1 to 1000000"),
+    (["ladder", "--deals-per-pair", "10000000"], "argument --deals-per-pair: expected an integer from 1 to 1000000"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
 ]
 

@@ -138,3 +138,11 @@ def test_an_out_dir_that_is_a_file_is_a_flag_error(tmp_path, trainer):
     (tmp_path / "taken").write_text("not a folder")
     with pytest.raises(ValueError, match=f"^cannot make the run directory {tmp_path / 'taken'}/nertz_v0__"):
         module.main(["--out-dir", str(tmp_path / "taken"), "--eval-every", "0"])
+
+
+def test_the_sb3_trainer_refuses_opponents_it_would_not_seat(tmp_path):
+    train_sb3 = pytest.importorskip("nertz_env.training.train_sb3", reason="needs stable-baselines3")
+    with pytest.raises(ValueError, match="--opponents seats opponents in --mode single; --mode selfplay"):
+        train_sb3.main(["--mode", "selfplay", "--opponents", "heuristic", "heuristic", "heuristic",
+                        "--out-dir", str(tmp_path / "runs")])  # fmt: skip
+    assert not (tmp_path / "runs").exists()

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from nertz_env import agents as registry
-from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, output_file, require
+from nertz_env.cli_checks import MOST_DEALS, USER_ERRORS, Parser, at_least, output_file, require
 from nertz_env.config import NertzConfig
 from nertz_env.training.evaluate import evaluate, versions
 
@@ -217,7 +217,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz ladder") -> int:
     add("--scripted", nargs="*", default=list(SCRIPTED), help="the scripted entrants (agent names or specs)")
     add("--no-shipped", action="store_true", help="leave out the shipped policies (agents/policies/)")
     add("--players", nargs="+", type=at_least(2), default=list(PLAYERS), help="table sizes, one ladder each")
-    add("--deals-per-pair", type=at_least(1), default=10, help="deals at which each pair of entrants meets (about)")
+    add("--deals-per-pair", type=at_least(1, MOST_DEALS), default=10, help="deals per pair of entrants (about)")
     add("--seed", type=at_least(0), default=0, help="the seed of the deals, the seat draws and the agents")
     add("--out", type=output_file(".json"), default=None, help="write the ladder record as JSON")
     add("--plot", type=output_file(".png", ".svg", ".pdf"), default=None, help="draw rating against decisions")

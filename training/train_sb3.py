@@ -269,6 +269,9 @@ def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
     ``prog: error: ...`` and status 2 (``args.flag_errors``); else it raises ``ValueError``."""
     with flag_errors(as_command):
         args, given = parse_given(Args, argv)
+        if "opponents" in given and args.mode != "single":  # else they would be silently unused
+            raise ValueError(f"--opponents seats opponents in --mode single; --mode {args.mode} plays the one "
+                             "policy in every seat")
         saved = None
         if args.resume:
             saved = load_state(args.resume)
