@@ -128,6 +128,12 @@ def choose(game: Game, rng: np.random.Generator, weights: np.ndarray) -> np.ndar
     return np.array([rng.choice(len(kinds), p=row / row.sum()) for row in w], np.int64)
 
 
+def built_on(game: Game) -> bool:
+    """R4.8: some card lies on another player's Nertz pile."""
+    s, seats = game.state, np.arange(game.config.num_players)[:, None]
+    return bool((s.nertz_owner[0] != seats).any(where=np.arange(52) < s.nertz_len[0][:, None]))
+
+
 def restored(config: NertzConfig, game: Game, into: Game | None = None) -> Game:
     """``game``'s table restored into ``into``, or a fresh game of ``config``: ``set_state`` runs
     every check of it (a game skips tables it handed out itself, so its memory of them goes first)."""
@@ -162,9 +168,7 @@ def play_and_check(config: NertzConfig, seed: int, style: str, ticks: int = TICK
         seen["hands"] += game.is_match and game.hand_over and not game.ended
         seen["air"] += bool((game.state.air[0, :, AIR_TICKS] > 0).any())
         seen["collisions"] += int(game.state.collision[0].sum())
-        if config.nertz_builds:  # R4.8: a card on another player's Nertz pile
-            seen["built"] += bool((game.state.nertz_owner[0] != np.arange(config.num_players)[:, None]).any(
-                where=np.arange(52) < game.state.nertz_len[0][:, None]))
+        seen["built"] += config.nertz_builds and built_on(game)
         assert_same(game, twin, f"tick {game.tick} after a restore (actions {actions.tolist()})")
         assert_conserved(game)
         twin = restored(config, game, None if t % fresh == fresh - 1 else twin)
