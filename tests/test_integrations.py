@@ -109,6 +109,41 @@ def test_torchrl_native_env_plays_the_vector_env_game():
         env.reset(td.set("_reset", torch.tensor([[True], [False], [False], [False]])))
 
 
+def test_torchrl_native_env_refuses_steps_it_cannot_play_and_bad_seeds():
+    """A game whose hand ended is stepped only after its reset, every game steps together (no
+    partial ``_step``), the action must be there, and ``set_seed`` checks the seed it keeps."""
+    pytest.importorskip("torchrl", reason="needs torchrl: pip install 'nertz-env[torchrl]'")
+    import torch
+
+    from nertz_env.integrations.torchrl import NertzTorchRLEnv
+
+    env = NertzTorchRLEnv(num_envs=3, num_players=2, seed=0, max_cycles=2)
+    td = env.reset()
+    with pytest.raises(KeyError, match=r"\('agents', 'action'\)"):
+        env.step(td.clone())  # was an AttributeError on None
+    waits = torch.zeros(3, 2, dtype=torch.long)
+    partial = td.clone().set(("agents", "action"), waits).set("_step", torch.tensor([True, False, False]))
+    with pytest.raises(RuntimeError, match="partial steps"):
+        env.step(partial)  # stepped all three games
+    assert env.vector.ticks.tolist() == [0, 0, 0]
+    for _ in range(2):
+        td = env.step(td.set(("agents", "action"), waits))["next"].clone()
+    assert td["done"].all()
+    with pytest.raises(RuntimeError, match=r"games \[0, 1, 2\] ended"):
+        env.step(td.set(("agents", "action"), waits))  # played the new deal unseen
+    td = env.reset(td.set("_reset", torch.tensor([[True], [False], [False]])))
+    with pytest.raises(RuntimeError, match=r"games \[1, 2\] ended"):
+        env.step(td.set(("agents", "action"), waits))
+    td = env.reset()
+    env.step(td.set(("agents", "action"), waits))  # after a reset it plays on
+    for seed in (-1, 1.5, True, 2**200, "3"):
+        with pytest.raises((TypeError, ValueError), match="seed"):
+            env.set_seed(seed)
+        env.reset()  # the refused seed was not kept
+    with pytest.raises(TypeError, match="include_state"):
+        NertzTorchRLEnv(num_envs=2, include_state="no")
+
+
 # -- Tianshou ---------------------------------------------------------------------------------
 
 

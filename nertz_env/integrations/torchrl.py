@@ -47,6 +47,7 @@ except ImportError as exc:  # pragma: no cover - depends on the extra
     raise ImportError("the TorchRL integration needs torchrl: pip install 'nertz-env[torchrl]'") from exc
 
 from nertz_env.actions import ACTION_WAIT
+from nertz_env.checks import check_seed
 from nertz_env.options import ObservationDtype, RuleOptions
 from nertz_env.options import observation_dtype as observation_dtype_of
 from nertz_env.vector import NertzVectorEnv
@@ -92,6 +93,8 @@ class NertzTorchRLEnv(EnvBase):
         vector = NertzVectorEnv(num_envs, num_players, seed, num_threads, illegal_action_penalty, **rules)
         super().__init__(device=device, batch_size=torch.Size([vector.num_envs]))
         self.vector = vector
+        if not isinstance(include_state, (bool, np.bool_)):
+            raise TypeError(f"include_state must be True or False, got {include_state!r}")
         self.include_state = bool(include_state)
         self._dtype = torch.float32 if observation_dtype_of(observation_dtype) is np.float32 else torch.int8
         self._seed = seed
@@ -141,7 +144,7 @@ class NertzTorchRLEnv(EnvBase):
                 )
             self.vector.reset(seed=self._seed)
             self._seed = None  # later full resets continue each game's stream
-        self._ended[:] = False
+        self._ended[slice(None) if rows is None else rows] = False
         v = self.vector
         masks = torch.from_numpy(v.action_masks.view(np.bool_)).clone()
         obs = torch.from_numpy(v.observations).to(self._dtype, copy=True)
@@ -155,7 +158,7 @@ class NertzTorchRLEnv(EnvBase):
 
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
         v = self.vector
-        actions = tensordict.get((GROUP, "action"))
+        actions = self._checked_actions(tensordict)
         obs, masks, rewards, terminated, truncated, infos = v.step(actions.detach().cpu().numpy())
         ended = infos["episode"]["done"]
         self._ended[:] = ended
@@ -175,6 +178,28 @@ class NertzTorchRLEnv(EnvBase):
         out["done"] = out["terminated"] | out["truncated"]
         return out.to(self.device) if self.device != torch.device("cpu") else out
 
+    def _checked_actions(self, tensordict: TensorDictBase) -> torch.Tensor:
+        """The actions of a step every game can take: all games together, none whose hand ended
+        unreset (the engine has dealt it again, a table no policy saw)."""
+        partial = tensordict.get("_step", None)
+        if partial is not None and not bool(partial.all()):
+            raise RuntimeError(
+                "NertzTorchRLEnv steps every game in one engine call: partial steps ('_step', as "
+                "rollout(break_when_all_done=True) sends) are not supported; use break_when_any_done"
+            )
+        if self._ended.any():
+            raise RuntimeError(
+                f"games {np.flatnonzero(self._ended).tolist()} ended in the last step: reset them (env.reset(td) "
+                "with their '_reset', as step_and_maybe_reset and the collectors do) before stepping"
+            )
+        actions = tensordict.get((GROUP, "action"), None)
+        if not isinstance(actions, torch.Tensor):
+            raise KeyError(
+                f"NertzTorchRLEnv.step needs ({GROUP!r}, 'action'), an integer tensor [num_envs, num_players], "
+                f"got {type(actions).__name__}"
+            )
+        return actions
+
     def _output(self, obs: torch.Tensor, masks: torch.Tensor, ended_rows: np.ndarray | None = None) -> TensorDict:
         self.action_spec[GROUP, "action"].update_mask(masks)
         data: dict[str, Any] = {GROUP: TensorDict({"observation": obs, "action_mask": masks}, batch_size=obs.shape[:2])}
@@ -187,7 +212,7 @@ class NertzTorchRLEnv(EnvBase):
 
     def _set_seed(self, seed: int | None) -> None:
         """The next full reset deals from ``seed`` (game ``i`` on stream ``i`` of it)."""
-        self._seed = seed
+        self._seed = check_seed(seed)
 
     def close(self, *, raise_if_closed: bool = True) -> None:
         self.vector.close()
