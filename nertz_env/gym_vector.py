@@ -35,6 +35,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 
+from nertz_env.checks import check_int_actions, check_seed
 from nertz_env.options import ObservationDtype, RuleOptions
 from nertz_env.options import observation_dtype as observation_dtype_of
 from nertz_env.vector import NertzVectorEnv
@@ -57,6 +58,23 @@ def as_policy(opponent: Any, seat: int) -> Opponent:
         f"opponent of seat {seat} must be callable(obs[n, D], masks[n, N]) -> actions[n] or have act_batch, "
         f"got {opponent!r} (names like 'greedy' are resolved by gymnasium.make_vec('nertz_env/NertzSingle-v0'))"
     )
+
+
+def check_opponent_seat(seat: Any, players: int) -> int:
+    """A seat of ``opponents`` (the batched doors): an integer ``0 .. players - 1``, not a bool."""
+    if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < players:
+        raise ValueError(f"opponent seat {seat!r} is not a seat of a {players}-player game (0..{players - 1})")
+    return int(seat)
+
+
+def check_opponent_actions(chosen: Any, count: int, seats: Any, n: int) -> np.ndarray:
+    """The ``count`` actions an opponent returned for ``seats``, integers ``0 .. n - 1``, flat: a
+    float or bool would otherwise be cast into the int64 action array."""
+    a = np.asarray(chosen).reshape(-1)
+    if a.shape[0] != count:
+        raise ValueError(f"an opponent returned {a.shape[0]} actions for {count} seats")
+    check_int_actions(a, n, f"the opponent of seat(s) {[int(s) for s in seats]}")
+    return a
 
 
 class NertzGymVectorEnv(VectorEnv):
@@ -90,8 +108,7 @@ class NertzGymVectorEnv(VectorEnv):
         self._dtype = observation_dtype_of(observation_dtype)
         opponents = dict(opponents or {})
         for seat in opponents:
-            if not isinstance(seat, (int, np.integer)) or not 0 <= seat < v.num_players:
-                raise ValueError(f"opponent seat {seat!r} is not a seat of a {v.num_players}-player game")
+            check_opponent_seat(seat, v.num_players)
         self.learning_seats = np.array([p for p in range(v.num_players) if p not in opponents], np.int64)
         if len(self.learning_seats) == 0:
             raise ValueError("every seat is given to an opponent: leave at least one seat to learn")
@@ -114,8 +131,9 @@ class NertzGymVectorEnv(VectorEnv):
     # -- VectorEnv -------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Deal every game (from ``seed``: game ``g`` on stream ``g`` of it, see ``nertz_env.vector``)."""
-        if options:
-            raise ValueError(f"NertzGymVectorEnv.reset takes no options, got {sorted(options)}")
+        if options is not None and (not isinstance(options, Mapping) or options):
+            raise ValueError(f"NertzGymVectorEnv.reset takes no options (None or {{}}), got {options!r}")
+        seed = check_seed(seed)  # before the action space takes it: one rule for every door
         if seed is not None:
             self.action_space.seed(seed)
         self.vector.reset(seed=seed)
@@ -124,14 +142,14 @@ class NertzGymVectorEnv(VectorEnv):
     def step(self, actions: Any):
         v = self.vector
         a = np.asarray(actions)
-        if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer):
+        if a.shape != (self.num_envs,):
             raise ValueError(f"actions must be integers shaped ({self.num_envs},), got {a.dtype} {a.shape}")
+        check_int_actions(a, v.num_actions, "NertzGymVectorEnv.step")
         self._actions[:, self.learning_seats] = a.reshape(v.num_envs, -1)
         for policy, seats in self._opponents:  # they see the table the learners saw (R3)
-            chosen = np.asarray(policy(v.observations[:, seats].reshape(-1, v.obs_dim),
-                                       v.action_masks[:, seats].reshape(-1, v.num_actions))).reshape(-1)  # fmt: skip
-            if chosen.shape[0] != v.num_envs * len(seats):
-                raise ValueError(f"an opponent returned {chosen.shape[0]} actions for {v.num_envs * len(seats)} seats")
+            chosen = policy(v.observations[:, seats].reshape(-1, v.obs_dim),
+                            v.action_masks[:, seats].reshape(-1, v.num_actions))  # fmt: skip
+            chosen = check_opponent_actions(chosen, v.num_envs * len(seats), seats, v.num_actions)
             self._actions[:, seats] = chosen.reshape(v.num_envs, len(seats))
         _, _, rewards, terminated, truncated, vinfos = v.step(self._actions)
         flat = lambda x: x.reshape(-1)[self._rows]

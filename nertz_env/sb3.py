@@ -35,6 +35,8 @@ import numpy as np
 from gymnasium import spaces
 
 from nertz_env import engine
+from nertz_env.checks import check_int_actions, check_seed
+from nertz_env.gym_vector import check_opponent_actions, check_opponent_seat
 from nertz_env.vector import NertzVectorEnv
 
 try:
@@ -80,8 +82,7 @@ class NertzSB3VecEnv(VecEnv):
         players = v.num_players
         opponents = dict(opponents or {})
         for seat in opponents:
-            if not isinstance(seat, (int, np.integer)) or not 0 <= seat < players:
-                raise ValueError(f"opponent seat {seat!r} is not a seat of a {players}-player game (0..{players - 1})")
+            check_opponent_seat(seat, players)
         self.learning_seats = np.array([p for p in range(players) if p not in opponents], np.int64)
         if len(self.learning_seats) == 0:
             raise ValueError("every seat is given to an opponent: leave at least one seat to learn")
@@ -117,19 +118,29 @@ class NertzSB3VecEnv(VecEnv):
         self._clear_infos()
         return self._observations()
 
+    def seed(self, seed: int | None = None) -> Sequence[None | int]:
+        """Seed the next ``reset`` (checked here: SB3's own ``seed`` adds ``True`` or ``"3"`` to ints)."""
+        return super().seed(check_seed(seed))
+
+    def set_options(self, options: list[dict] | dict | None = None) -> None:
+        """Nertz deals take no reset options: only ``None`` or empty dicts (SB3 would keep others unused)."""
+        given = options if isinstance(options, list) else [options]
+        if not all(o is None or (isinstance(o, Mapping) and not o) for o in given):
+            raise ValueError(f"NertzSB3VecEnv.reset takes no options (None or {{}}), got {options!r}")
+        super().set_options(None)
+
     def step_async(self, actions: np.ndarray) -> None:
         a = np.asarray(actions).reshape(-1)
         if a.shape[0] != self.num_envs:
             raise ValueError(f"expected {self.num_envs} actions (one per learning seat), got {a.shape[0]}")
-        self._actions[:, self.learning_seats] = a.reshape(self.vector.num_envs, -1)
         v = self.vector
+        check_int_actions(a, v.num_actions, "NertzSB3VecEnv.step")  # a float or bool is not cast
+        self._actions[:, self.learning_seats] = a.reshape(v.num_envs, -1)
         obs, masks = v.observations, v.action_masks
         for policy, seats in self._opponents:  # they see the table the learners saw (R3)
             o = obs[:, seats].reshape(-1, v.obs_dim)
             m = masks[:, seats].reshape(-1, v.num_actions)
-            chosen = np.asarray(policy(o, m)).reshape(-1)
-            if chosen.shape[0] != o.shape[0]:
-                raise ValueError(f"an opponent returned {chosen.shape[0]} actions for {o.shape[0]} observations")
+            chosen = check_opponent_actions(policy(o, m), o.shape[0], seats, v.num_actions)
             self._actions[:, seats] = chosen.reshape(v.num_envs, len(seats))
 
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:

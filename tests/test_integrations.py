@@ -282,6 +282,31 @@ def test_gym_vector_self_play_exposes_every_seat_and_matches_the_vector_env():
         NertzGymVectorEnv(2, opponents={0: sample_legal, 1: sample_legal}, num_players=2)
 
 
+def test_gym_vector_refuses_bad_seeds_options_and_opponent_actions():
+    from nertz_env.gym_vector import NertzGymVectorEnv
+
+    env = NertzGymVectorEnv(num_games=2, num_players=2, seed=0)
+    obs, _ = env.reset(seed=np.int64(3))  # a numpy integer is a seed, as for every other door
+    assert np.array_equal(obs, NertzGymVectorEnv(num_games=2, num_players=2).reset(seed=3)[0])
+    for seed in (-1, 1.5, True, 2**200, "3"):
+        with pytest.raises((TypeError, ValueError), match="seed must be"):
+            env.reset(seed=seed)
+    for options in (0, "", [], "ab", {"x": 1}):
+        with pytest.raises((TypeError, ValueError), match="takes no options"):
+            env.reset(options=options)
+    env.reset(options={})
+    with pytest.raises(TypeError, match=r"NertzGymVectorEnv.step must be integers"):
+        env.step(np.zeros(4, bool))
+    for returned in (0.9, True, None):
+        opponent = lambda obs, masks, r=returned: np.full(len(obs), r)  # noqa: E731
+        env = NertzGymVectorEnv(num_games=2, opponents={1: opponent}, num_players=2, seed=0)
+        env.reset()
+        with pytest.raises(TypeError, match=r"the opponent of seat\(s\) \[1\] must be integers"):
+            env.step(np.zeros(2, np.int64))  # 0.9 and True were cast to 0 and 1
+    with pytest.raises(ValueError, match="opponent seat True"):
+        NertzGymVectorEnv(2, opponents={True: sample_legal}, num_players=2)
+
+
 # -- AgileRL -------------------------------------------------------------------------------------
 
 

@@ -97,3 +97,31 @@ def test_agent_objects_and_checks():
         NertzSB3VecEnv(num_games=1, opponents={4: agent})
     with pytest.raises(TypeError, match="callable"):
         NertzSB3VecEnv(num_games=1, opponents={1: "random"})
+
+
+def test_actions_seeds_options_and_opponent_actions_are_checked():
+    env = NertzSB3VecEnv(num_games=2, num_players=2, seed=0)
+    env.reset()
+    for bad in (np.full(4, 0.7), np.ones(4, bool), np.array([0, 0, 0, None])):
+        with pytest.raises(TypeError, match="NertzSB3VecEnv.step must be integers"):
+            env.step(bad)  # 0.7 and True were cast to 0 and 1
+    with pytest.raises(ValueError, match=r"action -1 at \(2,\) is out of range"):
+        env.step(np.array([0, 0, -1, 0]))
+    for seed in (True, "3", -1, 1.5):
+        with pytest.raises((TypeError, ValueError), match="seed must be"):
+            env.seed(seed)  # True seeded 1; '3' failed adding an int
+    assert env.seed(np.int64(5)) == [5, 6, 7, 8]
+    env.set_options(None)
+    env.set_options({})
+    for options in ({"x": 1}, "abc", [{}, {"x": 1}, {}, {}]):
+        with pytest.raises((TypeError, ValueError), match="takes no options"):
+            env.set_options(options)  # were kept and never used
+    env.reset()
+    for returned in (0.9, True):
+        opponent = lambda obs, masks, r=returned: np.full(len(obs), r)  # noqa: E731
+        env = NertzSB3VecEnv(num_games=2, num_players=2, opponents={1: opponent}, seed=0)
+        env.reset()
+        with pytest.raises(TypeError, match=r"the opponent of seat\(s\) \[1\] must be integers"):
+            env.step(np.zeros(2, np.int64))
+    with pytest.raises(ValueError, match="opponent seat True"):
+        NertzSB3VecEnv(num_games=1, num_players=2, opponents={True: sample_legal})
