@@ -88,7 +88,8 @@ def _check_threads(num_threads: int | None) -> int:
     most = numba.config.NUMBA_NUM_THREADS
     if num_threads is None:
         return most
-    if not isinstance(num_threads, (int, np.integer)) or not 1 <= num_threads <= most:
+    if isinstance(num_threads, (bool, np.bool_)) or not isinstance(num_threads, (int, np.integer)) \
+            or not 1 <= num_threads <= most:  # fmt: skip
         raise ValueError(f"invalid num_threads={num_threads!r}: accepted None (all) or an integer from 1 to {most}")
     return int(num_threads)
 
@@ -128,6 +129,8 @@ def _sample_legal(kernels: Any, masks: np.ndarray, rng: Any, out: np.ndarray | N
     if m.ndim < 1:
         raise ValueError("masks must have a last axis of actions, shaped [..., num_actions]")
     lead, n = m.shape[:-1], m.shape[-1]
+    if n == 0:
+        raise ValueError(f"masks shaped {m.shape} have no actions: each mask needs at least one action")
     if m.dtype == np.bool_:
         m = m.view(np.int8)
     elif m.dtype != np.int8:
@@ -142,6 +145,7 @@ def _sample_legal(kernels: Any, masks: np.ndarray, rng: Any, out: np.ndarray | N
     else:
         if isinstance(rng, np.random.Generator):
             rng = int(rng.integers(2**63))
+        rng = check_seed(rng, "rng must be a seed, a Generator or an array of streams; as a seed it")
         streams = kernels.seed_streams(rng, 1)
     result = np.empty(lead, np.int64) if out is None else out
     if result.shape != lead or result.dtype != np.int64 or not result.flags.c_contiguous:
@@ -174,9 +178,10 @@ class NertzVectorEnv:
         illegal_action_penalty: float = 0.0,
         **rules: Unpack[RuleOptions],
     ):
-        if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+        if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"invalid num_envs={num_envs!r}: accepted an integer >= 1")
-        if not np.isfinite(illegal_action_penalty):
+        number = (int, float, np.integer, np.floating)
+        if not isinstance(illegal_action_penalty, number) or not np.isfinite(illegal_action_penalty):
             raise ValueError(f"invalid illegal_action_penalty={illegal_action_penalty!r}: accepted a finite number")
         self.config = NertzConfig.from_kwargs(num_players=num_players, **rules)
         self.catalogue = ActionCatalogue(self.config)

@@ -286,6 +286,26 @@ def test_vector_env_actions_follow_the_rules_of_nertz_v0():
     env.step(np.zeros((3, 4), np.int64))  # in range is still fine
 
 
+def test_vector_env_arguments_and_sample_legal_seeds_are_checked():
+    from nertz_env.vector import sample_legal
+
+    for bad in (True, np.bool_(True)):
+        with pytest.raises(ValueError, match="num_envs"):
+            NertzVectorEnv(bad)  # was one game
+        with pytest.raises(ValueError, match="num_threads"):
+            NertzVectorEnv(2, num_threads=bad)
+    for bad in ("x", None, [1.0]):
+        with pytest.raises(ValueError, match="invalid illegal_action_penalty"):
+            NertzVectorEnv(2, illegal_action_penalty=bad)  # numpy's isfinite TypeError
+    assert NertzVectorEnv(2, illegal_action_penalty=np.float32(0.5)).illegal_action_penalty == 0.5
+    masks = np.ones((2, 3), bool)
+    for seed in (True, -1, 0.5, "a"):
+        with pytest.raises((TypeError, ValueError), match="rng must be"):
+            sample_legal(masks, seed)  # True drew as seed 1
+    with pytest.raises(ValueError, match="at least one action"):
+        sample_legal(np.ones((2, 0), bool), 0)  # a reshape error
+
+
 def test_game_inputs():
     game = Game(NertzConfig())
     with pytest.raises(RuntimeError, match="before step"):
