@@ -206,6 +206,27 @@ def test_supersuit_masked_vec_env_trains_maskable_ppo_with_legal_actions():
     assert legal_taken(venv.action_masks(), actions)
 
 
+def test_masked_vec_env_checks_seeds_and_actions_before_supersuit_casts_them():
+    ss = pytest.importorskip("supersuit", reason="needs supersuit: pip install 'nertz-env[supersuit]'")
+    from nertz_env.integrations.supersuit import MaskedVecEnv
+
+    par = nertz_v0.parallel_env(num_players=2, max_cycles=20)
+    venv = MaskedVecEnv(ss.concat_vec_envs_v1(ss.pettingzoo_env_to_vec_env_v1(par), 2, base_class="stable_baselines3"))
+    for seed in (True, "3", -1, 1.5):
+        with pytest.raises((TypeError, ValueError), match="seed must be"):
+            venv.seed(seed)  # True seeded 1, '3' failed inside SuperSuit
+    venv.seed(np.int64(4))
+    first = venv.reset().copy()
+    venv.seed(4)
+    assert np.array_equal(venv.reset(), first)
+    for bad in (np.ones(4, bool), np.full(4, 0.5)):
+        with pytest.raises(TypeError, match="MaskedVecEnv.step must be integers"):
+            venv.step(bad)  # True was played as action 1
+    with pytest.raises(ValueError, match=r"one action per env, shaped \(4,\)"):
+        venv.step(np.zeros(3, np.int64))  # "Output array is the wrong shape"
+    venv.step(np.zeros(4, np.int64))
+
+
 def test_masked_vec_env_refuses_observations_without_masks():
     pytest.importorskip("stable_baselines3", reason="needs stable-baselines3: pip install 'nertz-env[training]'")
     from stable_baselines3.common.env_util import make_vec_env

@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from nertz_env.checks import check_int_actions, check_seed
+
 try:
     from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 except ImportError as exc:  # pragma: no cover - depends on the extra
@@ -58,6 +60,7 @@ class MaskedVecEnv(VecEnvWrapper):
     def seed(self, seed: int | None = None) -> list:
         """Seed the next reset. SuperSuit's SB3 wrapper cannot take ``seed()`` (its vector env has
         none, which breaks ``MaskablePPO(..., seed=s)``), so for it the seed goes to its reset."""
+        seed = check_seed(seed)  # SuperSuit would add True or "3" to the env index
         try:
             return self.venv.seed(seed)
         except AttributeError:
@@ -71,6 +74,14 @@ class MaskedVecEnv(VecEnvWrapper):
             self._seed = None
             return self._split(observations)
         return self._split(self.venv.reset())
+
+    def step_async(self, actions: np.ndarray) -> None:
+        """Check the actions here: SuperSuit casts a bool array into its int buffer (True plays 1)."""
+        a = np.asarray(actions)
+        if a.shape != (self.num_envs,):
+            raise ValueError(f"MaskedVecEnv.step takes one action per env, shaped ({self.num_envs},), got {a.shape}")
+        check_int_actions(a, self._masks.shape[1], "MaskedVecEnv.step")
+        self.venv.step_async(a)
 
     def step_wait(self):
         observations, rewards, dones, infos = self.venv.step_wait()
