@@ -27,7 +27,8 @@ the last observation of the ended hand (a WAIT-only mask and a zero ``state``); 
 TorchRL's collectors and ``rollout`` then ask for (``"_reset"`` on the ended games) returns the
 new deal without stepping anything. A full ``reset()`` deals every game from the seed of
 ``set_seed`` (or the constructor's ``seed``); resetting a game whose hand did not just end, alone,
-is not possible (a ``RuntimeError`` says so).
+is not possible (a ``RuntimeError`` says so), and neither is stepping an ended game before that
+reset or stepping some games alone (``"_step"``, as ``rollout(break_when_all_done=True)`` sends).
 
 ``pip install 'nertz-env[torchrl]'``; torch and torchrl are imported here only.
 """
