@@ -39,8 +39,8 @@ Option `reward`: `"dense"` (each tick, the change of the player's R7 running sco
 rewards sum to its final score minus the score at the deal), `"sparse"` (the R7 score at the end),
 `"relative"` (dense minus the mean of the opponents'), `"lead"` (each tick, the change of the
 player's score minus the best opponent's: a hand's rewards sum to its final margin over the leader,
-since all scores are equal at the deal). `illegal_action_penalty` is subtracted when
-an illegal action was played as WAIT.
+since all scores are equal at the deal). `illegal_action_penalty` (-1000 to 1000) is subtracted
+when an illegal action was played as WAIT.
 
 ## Timing options (R3)
 `turn_based=True`: players act one at a time in seat order, seat 0 first (seat `tick % P` is on
@@ -129,6 +129,7 @@ from nertz_env.config import NertzConfig
 from nertz_env.game import Game, check_reset_options
 from nertz_env.infos import END_REASONS
 from nertz_env.options import ObservationDtype, RuleOptions
+from nertz_env.options import illegal_action_penalty as _illegal_action_penalty
 from nertz_env.options import observation_dtype as _observation_dtype
 from nertz_env.render import render_rgb, render_text
 from nertz_env.replay import Recording, start_recording
@@ -169,14 +170,13 @@ class NertzParallelEnv(ParallelEnv):
             raise ValueError("pass either config=NertzConfig(...) or rule options, not both")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"invalid render_mode={render_mode!r}: accepted None, 'ansi', 'human' or 'rgb_array'")
-        if not isinstance(illegal_action_penalty, (int, float)) or not np.isfinite(illegal_action_penalty):
-            raise ValueError(f"invalid illegal_action_penalty={illegal_action_penalty!r}: accepted a finite number")
+        penalty = _illegal_action_penalty(illegal_action_penalty)
         if info_action_mask not in (True, False, "only"):
             raise ValueError(f"invalid info_action_mask={info_action_mask!r}: accepted False, True or 'only'")
         self.config = config
         self.render_mode = render_mode
         self.strict = bool(strict)
-        self.illegal_action_penalty = float(illegal_action_penalty)
+        self.illegal_action_penalty = penalty
         self.observation_dtype = _observation_dtype(observation_dtype)
         self.info_action_mask = info_action_mask if info_action_mask == "only" else bool(info_action_mask)
         self.game = Game(config, illegal_action_penalty=self.illegal_action_penalty)

@@ -13,7 +13,10 @@ from typing import Any, Literal, TypedDict
 
 import numpy as np
 
-__all__ = ["ObservationDtype", "RuleOptions", "observation_dtype", "parse_rule_options", "parse_value"]
+__all__ = [
+    "ObservationDtype", "RuleOptions", "illegal_action_penalty", "observation_dtype", "parse_rule_options",
+    "parse_value",
+]  # fmt: skip
 
 ObservationDtype = Literal["int8", "float32"] | type[np.int8] | type[np.float32]
 
@@ -58,6 +61,20 @@ def observation_dtype(value: object) -> type[np.int8] | type[np.float32]:
         if value is dtype or value == np.dtype(dtype).name or (isinstance(value, np.dtype) and value == dtype):
             return dtype
     raise ValueError(f"invalid observation_dtype={value!r}: accepted 'int8' (default) or 'float32'")
+
+
+MOST_PENALTY = 1000.0  # as nertz_penalty and call_bonus (R7): rewards stay far inside float32
+
+
+def illegal_action_penalty(value: object) -> float:
+    """The env option ``illegal_action_penalty``: a number from -1000 to 1000 (not a bool), else a
+    ``ValueError`` naming the value and what is accepted."""
+    number = (int, float, np.integer, np.floating)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, number) or not abs(value) <= MOST_PENALTY:
+        raise ValueError(
+            f"invalid illegal_action_penalty={value!r}: accepted a number from {-MOST_PENALTY:g} to {MOST_PENALTY:g}"
+        )
+    return float(value)
 
 
 def parse_value(text: str) -> Any:

@@ -77,6 +77,7 @@ from nertz_env.checks import check_int_actions, check_seed
 from nertz_env.config import NertzConfig
 from nertz_env.layout import ObservationLayout
 from nertz_env.options import RuleOptions
+from nertz_env.options import illegal_action_penalty as check_penalty
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -180,9 +181,7 @@ class NertzVectorEnv:
     ):
         if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"invalid num_envs={num_envs!r}: accepted an integer >= 1")
-        number = (int, float, np.integer, np.floating)
-        if not isinstance(illegal_action_penalty, number) or not np.isfinite(illegal_action_penalty):
-            raise ValueError(f"invalid illegal_action_penalty={illegal_action_penalty!r}: accepted a finite number")
+        penalty = check_penalty(illegal_action_penalty)
         self.config = NertzConfig.from_kwargs(num_players=num_players, **rules)
         self.catalogue = ActionCatalogue(self.config)
         self.layout = ObservationLayout(self.config)
@@ -192,7 +191,7 @@ class NertzVectorEnv:
         self.obs_dim = self.layout.size
         self.num_actions = len(self.catalogue)
         self.num_threads = _check_threads(num_threads)
-        self.illegal_action_penalty = float(illegal_action_penalty)
+        self.illegal_action_penalty = penalty
         self.single_observation_space = spaces.Box(0, self.layout.high, (self.obs_dim,), np.int8)
         self.single_action_space = spaces.Discrete(self.num_actions)
 

@@ -294,9 +294,12 @@ def test_vector_env_arguments_and_sample_legal_seeds_are_checked():
             NertzVectorEnv(bad)  # was one game
         with pytest.raises(ValueError, match="num_threads"):
             NertzVectorEnv(2, num_threads=bad)
-    for bad in ("x", None, [1.0]):
-        with pytest.raises(ValueError, match="invalid illegal_action_penalty"):
-            NertzVectorEnv(2, illegal_action_penalty=bad)  # numpy's isfinite TypeError
+    for bad in ("x", None, [1.0], True, np.nan, 1e300, -1001):  # 1e300: float32 rewards of inf
+        for make in (lambda p: NertzVectorEnv(2, illegal_action_penalty=p),
+                     lambda p: nertz_v0.parallel_env(num_players=2, illegal_action_penalty=p)):  # fmt: skip
+            with pytest.raises(ValueError, match="invalid illegal_action_penalty=.*: accepted a number from -1000 to"):
+                make(bad)
+    assert nertz_v0.parallel_env(num_players=2, illegal_action_penalty=-1000).illegal_action_penalty == -1000.0
     assert NertzVectorEnv(2, illegal_action_penalty=np.float32(0.5)).illegal_action_penalty == 0.5
     masks = np.ones((2, 3), bool)
     for seed in (True, -1, 0.5, "a"):
