@@ -143,6 +143,9 @@ def _sample_legal(kernels: Any, masks: np.ndarray, rng: Any, out: np.ndarray | N
         streams = rng.reshape(-1)  # a view: the streams advance in place
         if streams.size == 0 or rows.shape[0] % streams.size:
             raise ValueError(f"{streams.size} streams cannot share {rows.shape[0]} masks equally")
+        if not streams.all():  # xorshift stays at 0: every draw would be the first legal action
+            raise ValueError(f"rng stream {int(np.argmin(streams))} is 0: stream states are nonzero words, as "
+                             "engine.seed_streams gives them")
     else:
         if isinstance(rng, np.random.Generator):
             rng = int(rng.integers(2**63))

@@ -305,6 +305,8 @@ def test_vector_env_arguments_and_sample_legal_seeds_are_checked():
     for seed in (True, -1, 0.5, "a"):
         with pytest.raises((TypeError, ValueError), match="rng must be"):
             sample_legal(masks, seed)  # True drew as seed 1
+    with pytest.raises(ValueError, match="rng stream 1 is 0: stream states are nonzero"):
+        sample_legal(masks, np.array([7, 0], np.uint64))  # would always draw the first legal action
     with pytest.raises(ValueError, match="at least one action"):
         sample_legal(np.ones((2, 0), bool), 0)  # a reshape error
 
