@@ -305,7 +305,7 @@ def _heuristic(config: NertzConfig, call: str):
 # The factories name PolicyAgent's options, so agents.make refuses any other by name (check_options).
 def _policy(config: NertzConfig | None = None, seed: int = 0, path: str | None = None, greedy: bool = True,
             call: str = "policy") -> PolicyAgent:  # fmt: skip
-    if path is None:
+    if path is None or (isinstance(path, str) and not path.strip()):
         raise ValueError("agent 'policy' needs path=... (a .pt from train_selfplay.py or a .zip from train_sb3.py)")
     return PolicyAgent(path, config=config, seed=seed, greedy=greedy, call=call)
 

@@ -151,6 +151,9 @@ def test_make_register_and_specs():
     assert "policy" in agents.names()  # the hook for trained players, resolved on first use
     with pytest.raises((ValueError, FileNotFoundError, ImportError)):
         agents.make("policy", path="nowhere.pt")
+    pytest.importorskip("torch", reason="the policy agent needs torch")
+    with pytest.raises(ValueError, match="agent 'policy' needs path=..."):
+        agents.make_spec("policy:path=")  # was "`.` is not a policy file"
 
 
 @pytest.mark.parametrize(
