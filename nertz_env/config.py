@@ -199,6 +199,8 @@ class NertzConfig:
         self._check_table()
         self._check_play()
         self._check_match()
+        for name in [f.name for f in dataclasses.fields(self) if isinstance(getattr(self, f.name, 0), np.integer)]:
+            object.__setattr__(self, name, int(getattr(self, name)))  # as Python's: JSON, no int8 arithmetic
         object.__setattr__(self, "_packed", _pack(self))
 
     def _check_table(self) -> None:

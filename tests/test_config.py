@@ -3,6 +3,7 @@ ValueError that names the option and what it accepts."""
 
 from __future__ import annotations
 
+import json
 import pickle
 import re
 
@@ -146,3 +147,8 @@ def test_numpy_integers_are_accepted_and_a_config_survives_pickle():
     again = pickle.loads(pickle.dumps(c))
     assert again == c and np.array_equal(again.packed, c.packed)
     assert NertzConfig.from_kwargs(**c.to_dict()) == c
+    # kept as Python ints: a config writes to JSON, and int8 arithmetic cannot wrap (1000 * int8 48)
+    small = NertzConfig(nertz_pile_size=np.int8(48), nertz_penalty=np.uint16(1000), max_cycles=np.int64(9))
+    assert all(type(getattr(small, k)) is int for k in ("nertz_pile_size", "nertz_penalty", "max_cycles"))
+    assert json.loads(json.dumps(small.to_dict()))["nertz_pile_size"] == 48
+    assert small.nertz_penalty * small.nertz_pile_size == 48000
