@@ -120,7 +120,8 @@ class Game:
     # -- playing ---------------------------------------------------------------------------
     def step(self, actions: Sequence[int] | np.ndarray) -> None:
         """One tick: every player's action resolves together (R3, R6). ``actions`` holds one
-        integer per seat, each an index into the catalogue (an illegal one is played as WAIT)."""
+        integer per seat, each an index into the catalogue (an illegal one is played as WAIT).
+        Once ``ended``, the masks allow only WAIT and a step changes nothing until ``reset``."""
         if not self.dealt:
             raise RuntimeError("call reset() (or set_state()) before step(): no hand is on the table")
         a = np.asarray(actions)
