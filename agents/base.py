@@ -93,7 +93,7 @@ def sample_rows(probs: np.ndarray, masks: np.ndarray, uniforms: np.ndarray) -> n
 def _check_numbers(what: str, a: np.ndarray) -> None:
     """Integer, bool or float arrays of whole numbers (``observation_dtype="float32"`` envs give
     floats); anything else is refused, not cast."""
-    if a.dtype == np.int8 or np.issubdtype(a.dtype, np.integer) or a.dtype == np.bool_:
+    if np.issubdtype(a.dtype, np.integer) or a.dtype == np.bool_:
         return
     if not np.issubdtype(a.dtype, np.floating):
         raise TypeError(f"{what} must be arrays of whole numbers (int8, or float32 as observation_dtype='float32' "

@@ -13,10 +13,10 @@ own agents can play against the scripted and trained players (``pip install 'ner
 
 from __future__ import annotations
 
-import numpy as np
 import pyspiel
 
 from nertz_env import agents
+from nertz_env.config import is_int
 from nertz_env.integrations.openspiel import GAME_NAME, NertzGame, NertzState
 
 
@@ -67,7 +67,7 @@ def agent_bot(game: NertzGame, player: int, spec: str, seed: int = 0) -> AgentBo
     if not isinstance(game, NertzGame):
         raise TypeError(f"agent_bot takes a {GAME_NAME} game (nertz_env.integrations.openspiel), got {game!r}")
     players = game.config.num_players
-    if isinstance(player, bool) or not isinstance(player, (int, np.integer)) or not 0 <= player < players:
+    if not is_int(player) or not 0 <= player < players:
         raise ValueError(f"player must be a seat from 0 to {players - 1}, got {player!r}")
     if not isinstance(spec, str):
         raise TypeError(

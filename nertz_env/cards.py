@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 
-import numpy as np
+from nertz_env.config import is_int
 
 RANKS = "A23456789TJQK"
 SUITS = "CDHS"
@@ -67,7 +67,7 @@ def parse_deck(cards: Iterable[str | int], owner: int | None = None) -> list[int
                 codes.append(parse_card(c))
             except ValueError as exc:
                 raise ValueError(f"in the deal{who}: {exc}") from None
-        elif isinstance(c, (int, np.integer)) and not isinstance(c, bool) and 0 <= c < DECK_SIZE:
+        elif is_int(c) and 0 <= c < DECK_SIZE:
             codes.append(int(c))
         else:
             raise ValueError(f"unknown card {c!r}{who}: give R10 names such as 'AS' or codes 0..51")

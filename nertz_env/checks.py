@@ -16,7 +16,7 @@ from numba import njit
 
 from nertz_env import engine
 from nertz_env.cards import card_name
-from nertz_env.config import NertzConfig
+from nertz_env.config import NertzConfig, is_int
 from nertz_env.engine import AIR_ACTION, AIR_CARD, AIR_KIND, AIR_TICKS
 
 MAX_SEED = 2**128 - 1  # what numpy's SeedSequence takes as one word, and more than enough
@@ -27,7 +27,7 @@ def check_seed(seed: Any, name: str = "seed", allow_none: bool = True) -> int | 
     negative numbers are refused instead of being read as some other seed."""
     if seed is None and allow_none:
         return None
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+    if not is_int(seed):
         accepted = "None or an integer" if allow_none else "an integer"
         raise TypeError(f"{name} must be {accepted} from 0 to 2**128 - 1, got {seed!r}")
     if not 0 <= int(seed) <= MAX_SEED:
@@ -80,7 +80,7 @@ def check_one_action(value: Any, agent: str, n: int) -> int:
     array), or an error naming the agent: ``TypeError`` for a non-integer, ``ValueError`` out of range."""
     if isinstance(value, np.ndarray) and value.size == 1:
         value = value.reshape(()).item() if np.issubdtype(value.dtype, np.integer) else value.reshape(())
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+    if not is_int(value):
         raise TypeError(f"action for {agent} must be an integer 0..{n - 1}, got {value!r}")
     if not 0 <= value < n:
         raise ValueError(f"action {int(value)} for {agent} is out of range; actions are 0..{n - 1}")
@@ -151,9 +151,7 @@ def _check_end(s: engine.State, config: NertzConfig) -> None:
     """R5: the stall counters within this config's stock cycle, an end that agrees with the table
     (a call ends the hand, ``max_cycles`` bounds it, a stall ends it at the last rotation), and a
     random stream off xorshift's fixed point 0 (``engine.seed_streams`` never gives it)."""
-    most, period = config.stall_rotations, dict(config.move_ticks)["draw"]
-    period = -(-period // config.num_players) * config.num_players if config.turn_based else period
-    cycle = int(config.stall_ticks) if config.stall_ticks != "auto" else (2 * -(-52 // config.stock_draw) + 1) * period
+    most, cycle = config.stall_rotations, engine.stall_ceiling(config.packed)
     longest = max(t for _, t in config.move_ticks)  # a stall waits for the moves in the air
     for name, top in (("rotations", most), ("stall_cycle", cycle), ("since_progress", cycle + longest)):
         v = int(getattr(s, name)[0])
@@ -178,14 +176,14 @@ def _check_end(s: engine.State, config: NertzConfig) -> None:
 def _check_work(s: engine.State) -> None:
     """R4.3: every work pile a run, built down by one rank in alternating colours (the masks
     count on it: ``engine.masks``), so at most 13 cards."""
-    work, lens = s.work[0].astype(np.int64), s.work_len[0].astype(np.int64)
-    low, high = work[..., 1:], work[..., :-1]  # each card and the card it lies on
-    red = lambda cards: ((cards // 13) == 1) | ((cards // 13) == 2)  # noqa: E731
-    bad = (np.arange(1, work.shape[-1]) < lens[..., None]) & ((low % 13 != high % 13 - 1) | (red(low) == red(high)))
-    if bad.any():
-        p, j, k = (int(i) for i in np.argwhere(bad)[0])
-        _fail(f"player {p}'s work pile {j} is not a run ({card_name(int(low[p, j, k]))} on "
-              f"{card_name(int(high[p, j, k]))})", "R4.3: built down by one rank in alternating colours")
+    builds_on = engine.python_of(engine.builds_on)  # the masks' own rule, run here in Python
+    work, lens = s.work[0], s.work_len[0]
+    for p, j in np.ndindex(lens.shape):
+        for k in range(1, int(lens[p, j])):
+            card, onto = int(work[p, j, k]), int(work[p, j, k - 1])  # each card and the card it lies on
+            if not builds_on(card, onto):
+                _fail(f"player {p}'s work pile {j} is not a run ({card_name(card)} on {card_name(onto)})",
+                      "R4.3: built down by one rank in alternating colours")  # fmt: skip
 
 
 def _check_cards(s: engine.State, config: NertzConfig) -> np.ndarray:

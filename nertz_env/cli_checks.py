@@ -63,9 +63,8 @@ def number_from(minimum: float, inclusive: bool = True, most: float | None = Non
             value = float(text)
         except ValueError:
             value = float("nan")
-        if not (value >= minimum if inclusive else value > minimum) or value == float("inf"):
-            raise argparse.ArgumentTypeError(f"expected {accepted}, got {text!r}")
-        if most is not None and value > most:
+        too_big = value == float("inf") or (most is not None and value > most)
+        if not (value >= minimum if inclusive else value > minimum) or too_big:
             raise argparse.ArgumentTypeError(f"expected {accepted}, got {text!r}")
         return value
 

@@ -104,7 +104,8 @@ def _fail(option: str, value: Any, accepted: str) -> None:
     raise ValueError(f"invalid {option}={value!r}: accepted {accepted}")
 
 
-def _is_int(value: Any) -> bool:
+def is_int(value: Any) -> bool:
+    """A plain or numpy integer, not a bool (``True`` is no count, seat or card)."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
@@ -205,14 +206,14 @@ class NertzConfig:
 
     def _check_table(self) -> None:
         """The table and the moves' options (R1, R2, R4)."""
-        if not _is_int(self.num_players) or not 2 <= self.num_players <= 8:
+        if not is_int(self.num_players) or not 2 <= self.num_players <= 8:
             _fail("num_players", self.num_players, "an integer from 2 to 8")
-        if not _is_int(self.work_piles) or not 4 <= self.work_piles <= 6:
+        if not is_int(self.work_piles) or not 4 <= self.work_piles <= 6:
             _fail("work_piles", self.work_piles, "an integer from 4 to 6")
         top = 52 - self.work_piles
-        if not _is_int(self.nertz_pile_size) or not 1 <= self.nertz_pile_size <= top:
+        if not is_int(self.nertz_pile_size) or not 1 <= self.nertz_pile_size <= top:
             _fail("nertz_pile_size", self.nertz_pile_size, f"an integer from 1 to {top}")
-        if not _is_int(self.stock_draw) or self.stock_draw not in (1, 3):
+        if not is_int(self.stock_draw) or self.stock_draw not in (1, 3):
             _fail("stock_draw", self.stock_draw, "3 or 1")
         for name in ("nertz_to_work", "slide_under", "auto_call", "turn_based", "nertz_builds", "partners",
                      "aces_to_work"):
@@ -239,15 +240,15 @@ class NertzConfig:
                 _fail("speed", self.speed, "None unless collision='random' (speed weights random races)")
             object.__setattr__(self, "speed", speed)
         for name in ("nertz_penalty", "call_bonus"):
-            if not _is_int(getattr(self, name)) or not 0 <= getattr(self, name) <= MAX_POINTS:
+            if not is_int(getattr(self, name)) or not 0 <= getattr(self, name) <= MAX_POINTS:
                 _fail(name, getattr(self, name), f"an integer >= 0 (at most {MAX_POINTS})")
-        if self.stall_ticks != "auto" and (not _is_int(self.stall_ticks) or not 1 <= self.stall_ticks <= MAX_TICKS):
+        if self.stall_ticks != "auto" and (not is_int(self.stall_ticks) or not 1 <= self.stall_ticks <= MAX_TICKS):
             _fail("stall_ticks", self.stall_ticks, f"'auto' or an integer >= 1 (at most {MAX_TICKS})")
         if self.max_stall_rotations is not None and (
-            not _is_int(self.max_stall_rotations) or not 0 <= self.max_stall_rotations <= MAX_TICKS
+            not is_int(self.max_stall_rotations) or not 0 <= self.max_stall_rotations <= MAX_TICKS
         ):
             _fail("max_stall_rotations", self.max_stall_rotations, f"None or an integer >= 0 (at most {MAX_TICKS})")
-        if not _is_int(self.max_cycles) or not 1 <= self.max_cycles <= MAX_TICKS:
+        if not is_int(self.max_cycles) or not 1 <= self.max_cycles <= MAX_TICKS:
             _fail("max_cycles", self.max_cycles, f"an integer >= 1 (at most {MAX_TICKS})")
         if self.reward not in REWARD_MODES:
             _fail("reward", self.reward, "'dense', 'sparse', 'relative' or 'lead'")
@@ -258,11 +259,11 @@ class NertzConfig:
         """Whole matches (R8)."""
         if self.episode not in EPISODES:
             _fail("episode", self.episode, "'hand' or 'match'")
-        if not _is_int(self.target_score) or not 1 <= self.target_score <= MAX_TICKS:
+        if not is_int(self.target_score) or not 1 <= self.target_score <= MAX_TICKS:
             _fail("target_score", self.target_score, f"an integer >= 1 (at most {MAX_TICKS})")
-        if self.hands is not None and (not _is_int(self.hands) or self.hands < 1):
+        if self.hands is not None and (not is_int(self.hands) or self.hands < 1):
             _fail("hands", self.hands, "None or an integer >= 1")
-        if not _is_int(self.max_hands) or not 1 <= self.max_hands <= 127:
+        if not is_int(self.max_hands) or not 1 <= self.max_hands <= 127:
             _fail("max_hands", self.max_hands, "an integer from 1 to 127")
         if self.match_end not in MATCH_ENDS:
             _fail("match_end", self.match_end, "'highest', 'caller', 'spread' or 'exceed'")
@@ -354,7 +355,7 @@ def _normalise_move_ticks(value: Any) -> tuple[tuple[str, int], ...]:
     accepted = f"None, an integer from 1 to 64, or a mapping from {', '.join(MOVE_KINDS)} to such integers"
     if value is None:
         ticks = dict.fromkeys(MOVE_KINDS, 1)
-    elif _is_int(value):
+    elif is_int(value):
         ticks = dict.fromkeys(MOVE_KINDS, value)
     else:
         try:
@@ -365,7 +366,7 @@ def _normalise_move_ticks(value: Any) -> tuple[tuple[str, int], ...]:
         if unknown:
             _fail("move_ticks", value, accepted + f" (unknown kind(s): {', '.join(map(str, unknown))})")
         ticks = {k: pairs.get(k, 1) for k in MOVE_KINDS}
-    if not all(_is_int(t) and 1 <= t <= 64 for t in ticks.values()):
+    if not all(is_int(t) and 1 <= t <= 64 for t in ticks.values()):
         _fail("move_ticks", value, accepted)
     return tuple((k, int(ticks[k])) for k in MOVE_KINDS)
 

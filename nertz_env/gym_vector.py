@@ -36,6 +36,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from nertz_env.checks import check_int_actions, check_seed
+from nertz_env.config import is_int
 from nertz_env.options import ObservationDtype, RuleOptions
 from nertz_env.options import observation_dtype as observation_dtype_of
 from nertz_env.vector import NertzVectorEnv
@@ -62,7 +63,7 @@ def as_policy(opponent: Any, seat: int) -> Opponent:
 
 def check_opponent_seat(seat: Any, players: int) -> int:
     """A seat of ``opponents`` (the batched doors): an integer ``0 .. players - 1``, not a bool."""
-    if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < players:
+    if not is_int(seat) or not 0 <= seat < players:
         raise ValueError(f"opponent seat {seat!r} is not a seat of a {players}-player game (0..{players - 1})")
     return int(seat)
 

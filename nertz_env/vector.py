@@ -74,7 +74,7 @@ from gymnasium import spaces
 from nertz_env import engine, interim
 from nertz_env.actions import ActionCatalogue
 from nertz_env.checks import check_int_actions, check_seed
-from nertz_env.config import NertzConfig
+from nertz_env.config import NertzConfig, is_int
 from nertz_env.layout import ObservationLayout
 from nertz_env.options import RuleOptions
 from nertz_env.options import illegal_action_penalty as check_penalty
@@ -89,8 +89,7 @@ def _check_threads(num_threads: int | None) -> int:
     most = numba.config.NUMBA_NUM_THREADS
     if num_threads is None:
         return most
-    if isinstance(num_threads, (bool, np.bool_)) or not isinstance(num_threads, (int, np.integer)) \
-            or not 1 <= num_threads <= most:  # fmt: skip
+    if not is_int(num_threads) or not 1 <= num_threads <= most:
         raise ValueError(f"invalid num_threads={num_threads!r}: accepted None (all) or an integer from 1 to {most}")
     return int(num_threads)
 
@@ -182,7 +181,7 @@ class NertzVectorEnv:
         illegal_action_penalty: float = 0.0,
         **rules: Unpack[RuleOptions],
     ):
-        if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+        if not is_int(num_envs) or num_envs < 1:
             raise ValueError(f"invalid num_envs={num_envs!r}: accepted an integer >= 1")
         penalty = check_penalty(illegal_action_penalty)
         self.config = NertzConfig.from_kwargs(num_players=num_players, **rules)

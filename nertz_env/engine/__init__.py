@@ -97,7 +97,7 @@ from nertz_env.engine.state import (  # noqa: E402
     copy_state,
     new_state,
 )
-from nertz_env.engine.tick import step  # noqa: E402
+from nertz_env.engine.tick import stall_ceiling, step  # noqa: E402
 from nertz_env.engine.views import raw  # noqa: E402
 
 for _module in (batch, bind, compose, core, masks, match, moves, observe, races, rng, tick, views):
@@ -115,6 +115,6 @@ __all__ = [
     "mask_plan", "match_decision", "match_winner", "new_buffers", "new_state", "observe_and_mask", "observe_batch",
     "partner_of", "play_game_tick", "play_own_move", "python_engine", "python_modules", "python_of", "r7_score", "rank",
     "raw", "red", "sample_legal_rows", "sample_legal_rows_threaded", "seed_streams", "shuffle_deal", "stamp_compiled",
-    "start_match", "state_vector", "state_vectors", "step", "step_batch", "step_batch_threaded", "step_games",
-    "step_rules_batch", "tick_is_cached",
+    "stall_ceiling", "start_match", "state_vector", "state_vectors", "step", "step_batch", "step_batch_threaded",
+    "step_games", "step_rules_batch", "tick_is_cached",
 ]

@@ -100,10 +100,27 @@ def stall_limit(s, b, cfg) -> int:
     most = 0
     for p in range(cfg[C_PLAYERS]):
         most = max(most, _draws(s.stock_len[b, p], d) + 1 + _draws(s.waste_len[b, p], d))
+    return most * draw_period(cfg)
+
+
+@njit(cache=True, inline="always")
+def draw_period(cfg) -> int:
+    """R5: the ticks between one DRAW of a player and their next: ``move_ticks["draw"]``, rounded
+    up to whole rounds of ``P`` ticks under ``turn_based`` (a player draws only on their turn)."""
     period = cfg[C_TICKS + DRAW]
     if cfg[C_TURN_BASED] != 0:
         period = (period + cfg[C_PLAYERS] - 1) // cfg[C_PLAYERS] * cfg[C_PLAYERS]
-    return most * period
+    return period
+
+
+def stall_ceiling(cfg) -> int:
+    """The most ``stall_limit`` can give under ``cfg`` (``NertzConfig.packed``): ``stall_ticks``, or
+    with ``"auto"`` a bound on any table's cycle, the 52 cards of a deck in stock and waste turned
+    through twice, plus the flip, at ``draw_period``. For checking saved tables, not for play."""
+    if cfg[C_STALL_TICKS] > 0:
+        return int(cfg[C_STALL_TICKS])
+    draws = python_of(_draws)
+    return int((2 * draws(52, int(cfg[C_DRAW])) + 1) * python_of(draw_period)(cfg))
 
 
 @njit(cache=True, inline="always")

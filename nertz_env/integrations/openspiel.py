@@ -45,7 +45,7 @@ except ImportError as exc:  # pragma: no cover - depends on the extra
     raise ImportError("python_nertz needs OpenSpiel: pip install 'nertz-env[openspiel]'") from exc
 
 from nertz_env.cards import DECK_SIZE
-from nertz_env.config import NertzConfig
+from nertz_env.config import NertzConfig, is_int
 from nertz_env.game import Game
 from nertz_env.render import render_text
 
@@ -212,7 +212,7 @@ class NertzState(pyspiel.State):
     def _seat(self, player: Any, what: str, chance: bool = False) -> None:
         """Refuse a ``player`` that is not a seat (``chance``: or the chance player) by name."""
         p = len(self._masks)
-        if isinstance(player, bool) or not isinstance(player, (int, np.integer)) or not 0 <= player < p:
+        if not is_int(player) or not 0 <= player < p:
             also = " (or -1, the chance player)" if chance else ""
             raise ValueError(f"{GAME_NAME}: {what} takes a seat from 0 to {p - 1}{also}, got {player!r}")
 
