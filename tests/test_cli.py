@@ -155,7 +155,7 @@ def test_a_file_that_is_not_a_policy_is_one_line(capsys, tmp_path):
     assert f"nertz eval: error: {fake} is not a policy file saved by this project" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("command", ["eval", "tournament", "bench", "play", "watch"])
+@pytest.mark.parametrize("command", ["eval", "compare", "tournament", "bench", "play", "watch"])
 def test_help_names_the_nertz_command(capsys, command):
     with pytest.raises(SystemExit) as stop:
         cli.main([command, "--help"])

@@ -3,6 +3,8 @@ agreement with the engine's mask and with the ``heuristic``'s own choice."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from conftest import make_deck, new_game, play
@@ -140,6 +142,13 @@ def test_the_feature_groups_cover_every_column_exactly_once():
                                                    F.F_UNDER, F.F_RANK, F.F_ACE, F.F_TWO, F.F_KING)  # fmt: skip
     assert F.feature_columns("shape") == F.feature_columns(["shape", "shape"]) == F.FEATURE_GROUPS["shape"]
     assert F.feature_columns([]) == ()
+
+
+def test_the_training_page_names_every_feature_group_in_order():
+    page = (Path(__file__).resolve().parent.parent / "docs" / "training.md").read_text()
+    section = page.split("## Feature ablations", 1)[1].split("\n## ", 1)[0]
+    listed = section.split("FEATURE_GROUPS`:", 1)[1].split(", each column", 1)[0]
+    assert [name.strip(" `\n") for name in listed.split(",")] == [*F.FEATURE_GROUPS]
 
 
 def test_an_unknown_feature_group_is_refused_naming_the_known_ones():

@@ -4,6 +4,7 @@ harness, the tournaments, the benchmark and the trainers.
     nertz play --players 4 --opponents heuristic       # you are player_0
     nertz watch --agents heuristic greedy greedy greedy --html hand.html
     nertz eval --agents heuristic greedy greedy greedy --hands 2000
+    nertz compare base.json variant.json                 # two evaluations, paired deal by deal
     nertz tournament --format ladder --agents heuristic greedy greedy random --seed 0
     nertz ladder --runs runs/x --out ladder.json --plot ladder.png
     nertz bench --quick
@@ -24,6 +25,8 @@ from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, number_from, out
 
 _FRONT_ENDS = {
     "eval": ("the evaluation harness: duplicate deals, intervals, ratings", "nertz_env.training.evaluate"),
+    "compare": ("paired differences between players evaluated on the same deals",
+                "nertz_env.training.compare_reports"),
     "tournament": ("a single elimination or table ladder tournament (R8)", "nertz_env.training.tournament"),
     "ladder": ("scripted players, shipped policies and run snapshots on one OpenSkill ladder",
                "nertz_env.training.ladder"),

@@ -1,0 +1,79 @@
+"""``training.compare_reports``: two players, each evaluated at its own table on the same duplicate
+deals, paired deal by deal; reports that do not pair are refused by name."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from nertz_env.training import stats
+from nertz_env.training.compare_reports import compare, main, per_deal
+from nertz_env.training.evaluate import evaluate
+
+OPPONENTS = ["greedy", "greedy", "passive"]
+
+
+@pytest.fixture(scope="module")
+def reports():
+    base = evaluate(["heuristic", *OPPONENTS], hands=6, seed=5, progress=False)
+    variant = evaluate(["random", *OPPONENTS], hands=6, seed=5, progress=False)
+    return base, variant
+
+
+def test_the_difference_is_the_mean_over_deals_of_each_deals_rotation_average(reports):
+    base, variant = reports
+    row = compare(base, variant)
+    deals = sorted({h["key"][0] for h in base["hands"]})
+    by_hand = {}
+    for rep, sign in ((base, -1.0), (variant, 1.0)):
+        for h in rep["hands"]:
+            seat = h["seats"].index(0)
+            by_hand.setdefault(h["key"][0], []).append((sign, stats.win_shares(h["scores"])[seat], h["scores"][seat]))
+    rotations = base["players"]
+    wins = [sum(s * w for s, w, _ in by_hand[d]) / rotations for d in deals]
+    scores = [sum(s * x for s, _, x in by_hand[d]) / rotations for d in deals]
+    assert row["deals"] == 6 and row["base"] == "heuristic" and row["variant"] == "random"
+    assert math.isclose(row["win_share_diff"], sum(wins) / 6) and math.isclose(row["score_diff"], sum(scores) / 6)
+    lo, hi = row["score_diff_ci"]
+    assert lo < row["score_diff"] < hi
+    assert row["score_diff"] < 0  # random against the heuristic, at the same tables
+    win_of = {r["agent"]: r["win_share"] for r in base["summary"]}
+    assert math.isclose(row["base_win_share"], win_of["heuristic"])
+
+
+def test_a_report_against_itself_differs_by_zero(reports):
+    base, _ = reports
+    row = compare(base, base)
+    assert row["win_share_diff"] == row["score_diff"] == 0.0
+    assert per_deal(base, 0).keys() == {0, 1, 2, 3, 4, 5}
+
+
+def test_reports_that_do_not_pair_are_refused_by_name(reports):
+    base, variant = reports
+    with pytest.raises(ValueError, match="differs from the base in 'seed'"):
+        compare(base, evaluate(["random", *OPPONENTS], hands=6, seed=6, progress=False))
+    with pytest.raises(ValueError, match="seats other agents than the base"):
+        compare(base, evaluate(["random", "greedy", "passive", "passive"], hands=6, seed=5, progress=False))
+    with pytest.raises(ValueError, match="hold different deals"):
+        compare(base, evaluate(["random", *OPPONENTS], hands=6, seed=5, progress=False, first_deal=1))
+    with pytest.raises(ValueError, match="holds no hands"):
+        compare(base, {k: v for k, v in variant.items() if k != "hands"})
+    with pytest.raises(ValueError, match="--agent 4: the base has agents 0 to 3"):
+        compare(base, variant, agent=4)
+
+
+def test_the_command_prints_and_writes_the_differences(reports, tmp_path, capsys):
+    base, variant = reports
+    (tmp_path / "b.json").write_text(json.dumps(base, default=float))
+    (tmp_path / "v.json").write_text(json.dumps(variant, default=float))
+    out = tmp_path / "d.json"
+    assert main([str(tmp_path / "b.json"), str(tmp_path / "v.json"), "--json", str(out)]) == 0
+    assert "random" in capsys.readouterr().out
+    written = json.loads(out.read_text())
+    assert written["rows"][0]["score_diff"] == pytest.approx(compare(base, variant)["score_diff"])
+    with pytest.raises(SystemExit) as stop:
+        main([str(tmp_path / "b.json"), str(tmp_path / "missing.json")])
+    assert stop.value.code == 2
+    assert "missing.json" in capsys.readouterr().err
