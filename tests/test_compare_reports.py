@@ -77,3 +77,7 @@ def test_the_command_prints_and_writes_the_differences(reports, tmp_path, capsys
         main([str(tmp_path / "b.json"), str(tmp_path / "missing.json")])
     assert stop.value.code == 2
     assert "missing.json" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        main([str(tmp_path / "b.json"), str(tmp_path / "v.json"), "--agent", "-1"])
+    assert stop.value.code == 2
+    assert "argument --agent: expected an integer >= 0, got '-1'" in capsys.readouterr().err

@@ -25,10 +25,10 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from nertz_env.cli_checks import Parser, output_file
+from nertz_env.cli_checks import Parser, at_least, output_file
 from nertz_env.training import stats
 
-_SAME = ("mode", "seed", "players", "config")
+_SAME = ("seed", "players", "config")  # the mode is checked per report: duplicate
 
 
 def per_deal(report: dict[str, Any], agent: int) -> dict[int, tuple[float, float]]:
@@ -97,7 +97,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m nertz_env.tra
     ap = Parser(prog=prog, description=__doc__.split("\n\n")[0])
     ap.add_argument("base", help="the --out file of nertz eval for the base player")
     ap.add_argument("variants", nargs="+", help="--out files of the same evaluation with another player")
-    ap.add_argument("--agent", type=int, default=0, help="the compared agent's index in --agents (default 0)")
+    ap.add_argument("--agent", type=at_least(0), default=0, help="the compared agent's index in --agents (default 0)")
     ap.add_argument("--json", type=output_file(".json"), default=None, help="also write the differences here")
     args = ap.parse_args(argv)
     try:
