@@ -48,6 +48,23 @@ def race_cards(o, off, n_players, block, n_work, opp_work, opp_len, contested):
 
 
 @njit(cache=True, inline="always")
+def score_lead(o, off, n_players, block, cfg) -> float:
+    """The viewer's R7 score as the table shows it, minus the best opponent's."""
+    best_opp, mine = -1e9, 0.0
+    for q in range(n_players):
+        base = q * block
+        found = 0
+        for c in range(52):
+            found += o[base + off[O_FOUNDATION] + c]
+        s = r7_score(found, o[base + off[O_NERTZ_COUNT]], o[base + off[O_CALLED]] != 0, cfg[C_PENALTY], cfg[C_BONUS])
+        if q == 0:
+            mine = s
+        elif s > best_opp:
+            best_opp = s
+    return mine - best_opp
+
+
+@njit(cache=True, inline="always")
 def soon_playable(c, contested, tops) -> bool:
     """``c`` (-1: none) does not fit a foundation now but will once an opponent plays their own
     card one rank below it, which fits now (``contested``: ``race_cards``; R4.2, anyone may play

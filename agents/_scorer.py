@@ -128,12 +128,13 @@ class MoveScorer(nn.Module):
     """The move-scoring actor-critic of ``agents.policy.build_scorer`` (its arguments, in order)."""
 
     def __init__(self, config, hidden, action_hidden, lookahead, drop_features, cycle, opponent, identity, follow,
-                 afterstate, move_set):  # fmt: skip
+                 afterstate, move_set, race=False):  # fmt: skip
         super().__init__()
         layout = ObservationLayout(config)
         n_actions = len(ActionCatalogue(config))
-        self.features = ActionFeatures(config, lookahead, drop_features, cycle, opponent, identity, follow)
+        self.features = ActionFeatures(config, lookahead, drop_features, cycle, opponent, identity, follow, race)
         self.cycle, self.opponent, self.identity, self.follow = map(bool, (cycle, opponent, identity, follow))
+        self.race = bool(race)
         self.lookahead = self.features.depth  # saved as the depth (0: none)
         self.drop_features = self.features.drop_features  # saved as the group names
         self.n_actions = n_actions

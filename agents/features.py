@@ -28,13 +28,12 @@ from numba import njit
 
 from nertz_env.actions import CALL, DRAW, NERTZ, TO_FOUNDATION, TO_WORK, WAIT, WASTE, WORK_SOURCE
 from nertz_env.agents._follow import FIRST_FOLLOW_COLUMN, FOLLOW_COLUMNS, N_FOLLOW_FEATURES, follow_features
-from nertz_env.agents._judge import cycle_useful, race_cards, soon_in_reach, soon_playable, useful
+from nertz_env.agents._judge import cycle_useful, race_cards, score_lead, soon_in_reach, soon_playable, useful
 from nertz_env.agents._kernels import read_stock, read_top, read_tops, read_waste, read_work
+from nertz_env.agents._race import FIRST_RACE_COLUMN, N_RACE_FEATURES, RACE_COLUMNS, race_features, read_rivals
 from nertz_env.agents._search import lookahead_depth, pick_moves, score_moves
 from nertz_env.agents.base import (
     O_BLOCK,
-    O_CALLED,
-    O_FOUNDATION,
     O_FOUNDATION_TOPS,
     O_NERTZ_COUNT,
     O_NERTZ_TOP,
@@ -46,8 +45,8 @@ from nertz_env.agents.base import (
     O_WORK_PILES,
     observation_offsets,
 )
-from nertz_env.config import C_BONUS, C_DRAW, C_PENALTY, NertzConfig
-from nertz_env.engine import builds_on, fits_foundation, lay_on_foundation_tops, r7_score, rank, stamp_compiled
+from nertz_env.config import C_DRAW, NertzConfig
+from nertz_env.engine import builds_on, fits_foundation, lay_on_foundation_tops, rank, stamp_compiled
 from nertz_env.engine.constants import T_COUNT, T_DEST, T_KIND, T_SOURCE
 
 # Columns of the feature vector.
@@ -81,6 +80,7 @@ N_OPPONENT_FEATURES = 47  # with the opponent columns (``ActionFeatures(opponent
 N_IDENTITY_FEATURES = N_OPPONENT_FEATURES + 52  # with ``identity``: 1 on the card (0-51) a move takes
 IDENTITY_COLUMNS = tuple(range(N_OPPONENT_FEATURES, N_IDENTITY_FEATURES))
 assert FIRST_FOLLOW_COLUMN == N_IDENTITY_FEATURES  # with ``follow``: agents._follow's columns come next
+assert FIRST_RACE_COLUMN == N_FOLLOW_FEATURES  # with ``race``: agents._race's columns come next
 OPPONENT_COLUMNS = (F_SOON_MINE, F_BURIES_SOON, F_FEEDS)
 LOOKAHEAD_COLUMNS = (F_LOOKAHEAD, F_LOOKAHEAD_GAP, F_SHOULD_CALL)
 # Named groups of columns, each column in exactly one, for ablations: a policy trained and played
@@ -100,6 +100,7 @@ FEATURE_GROUPS: dict[str, tuple[int, ...]] = {
     "opponents": OPPONENT_COLUMNS,  # what the opponents' cards in reach do (zero anyway without opponent)
     "identity": IDENTITY_COLUMNS,  # which card is moved (zero anyway without identity)
     "follow": FOLLOW_COLUMNS,  # what another work pile may do next onto the card laid (zero anyway without follow)
+    "race": RACE_COLUMNS,  # how near cards are to the foundations; the opponents' Nertz tops (zero anyway without race)
 }  # fmt: skip
 
 
@@ -119,20 +120,17 @@ def feature_columns(groups: str | Iterable[str]) -> tuple[int, ...]:
 
 
 @njit(cache=True, inline="always")
-def _lead(o, off, n_players, block, cfg) -> float:
-    """The viewer's R7 score as the table shows it, minus the best opponent's."""
-    best_opp, mine = -1e9, 0.0
-    for q in range(n_players):
-        base = q * block
-        found = 0
-        for c in range(52):
-            found += o[base + off[O_FOUNDATION] + c]
-        s = r7_score(found, o[base + off[O_NERTZ_COUNT]], o[base + off[O_CALLED]] != 0, cfg[C_PENALTY], cfg[C_BONUS])
-        if q == 0:
-            mine = s
-        elif s > best_opp:
-            best_opp = s
-    return mine - best_opp
+def _table_facts(o, off, n_players, block, work_len, cfg, facts) -> None:
+    """``facts``: the row's own columns, ``F_NERTZ_LEFT`` to ``F_WASTE_LEFT`` in order."""
+    spaces = 0
+    for j in range(work_len.shape[0]):
+        spaces += work_len[j] == 0
+    facts[0] = o[off[O_NERTZ_COUNT]] / 13.0
+    facts[1] = max(-3.0, min(3.0, score_lead(o, off, n_players, block, cfg) / 10.0))
+    facts[2] = spaces / work_len.shape[0]
+    facts[3] = min(o[off[O_SINCE_PROGRESS]], 60) / 60.0
+    facts[4] = o[off[O_STOCK_COUNT]] / 52.0
+    facts[5] = o[off[O_WASTE_COUNT]] / 52.0
 
 
 @njit(cache=True, inline="always")
@@ -182,7 +180,7 @@ def _card_features(f, kind, src, dst, n, nertz_top, n_left, waste, waste_len, wo
         if kind == TO_WORK and src == WASTE and builds_on(nertz_top, card):
             f[F_NERTZ_FOLLOWS] = 1.0  # the moved card becomes a top the Nertz card fits on
         f[F_NERTZ_TO_FOUNDATION_AFTER] = 1.0 if fits_foundation(nertz_top, after) else 0.0
-    return card
+    return card, exposed
 
 
 @njit(cache=True, inline="always")
@@ -264,7 +262,7 @@ def _cycle_features(f, kind, src, nertz_top, waste, w, stock, k, n_draw, work, w
 @njit(cache=True)
 def fill_features(
     obs, masks, table, off, cfg, params, rows_single, ww_row, rows_eval, n_nertz, lookahead, cycle, opponent,
-    identity, follow, feats, choice,
+    identity, follow, race, feats, choice,
 ):
     """``feats[k]``: the features of the ``k``-th legal (row, action) pair in row-major order; the
     ``LOOKAHEAD_COLUMNS`` only with ``lookahead``, and then ``choice[row]`` is what the ``heuristic``
@@ -286,6 +284,8 @@ def fill_features(
     contested = np.zeros(52, np.int64)
     stock = np.zeros(52, np.int64)
     buf = np.zeros(52, np.int64)
+    rival_tops = np.zeros(max(n_players - 1, 1), np.int64)
+    facts = np.zeros(F_WASTE_LEFT + 1 - F_NERTZ_LEFT)
     n_draw = cfg[C_DRAW]
     k = 0
     for row in range(n_rows):
@@ -296,16 +296,14 @@ def fill_features(
         read_work(o, off[O_WORK0], n_work, work, work_len)
         read_tops(o, off[O_FOUNDATION_TOPS], tops)
         race_cards(o, off, n_players, block, n_work, opp_work, opp_len, contested)
-        spaces = 0
-        for j in range(n_work):
-            spaces += work_len[j] == 0
-        lead = _lead(o, off, n_players, block, cfg)
+        _table_facts(o, off, n_players, block, work_len, cfg, facts)
         waste_top = waste[waste_len - 1] if waste_len > 0 else -1
         soon_mine = soon_in_reach(nertz_top, waste_top, work, work_len, contested, tops) if opponent else 0
         known = -1  # the stock's length when the viewer knows it (R9), else -1
         if cycle:
             known = 0 if o[off[O_STOCK_COUNT]] == 0 else read_stock(o, off, stock)
         before = cycle_useful(waste, waste_len, stock, known, n_draw, nertz_top, tops) if known >= 0 else 0
+        ready, fewest = read_rivals(o, off, n_players, block, tops, rival_tops) if race else (0, 0)
         vmax = -np.inf
         for a in range(n_actions):
             if lookahead and masks[row, a] != 0 and values[row, a] > vmax:
@@ -319,17 +317,12 @@ def fill_features(
             k += 1
             kind, src, dst, n = table[a, T_KIND], table[a, T_SOURCE], table[a, T_DEST], table[a, T_COUNT]
             f[F_WAIT + kind] = 1.0
-            f[F_NERTZ_LEFT] = n_left / 13.0
-            f[F_LEAD] = max(-3.0, min(3.0, lead / 10.0))
-            f[F_SPACES] = spaces / n_work
-            f[F_SINCE_PROGRESS] = min(o[off[O_SINCE_PROGRESS]], 60) / 60.0
-            f[F_STOCK_LEFT] = o[off[O_STOCK_COUNT]] / 52.0
-            f[F_WASTE_LEFT] = o[off[O_WASTE_COUNT]] / 52.0
+            f[F_NERTZ_LEFT : F_WASTE_LEFT + 1] = facts
             if lookahead:
                 _lookahead_features(f, values[row, a], root, vmax, kind == CALL and call[row])
-            card = -1
+            card, exposed = -1, -1
             if kind not in (WAIT, DRAW, CALL):
-                card = _card_features(
+                card, exposed = _card_features(
                     f, kind, src, dst, n, nertz_top, n_left, waste, waste_len, work, work_len, tops, after, contested
                 )
             if opponent:
@@ -338,6 +331,8 @@ def fill_features(
                 f[N_OPPONENT_FEATURES + card] = 1.0
             if follow and kind == TO_WORK:
                 follow_features(f, src, dst, n, nertz_top, waste, waste_len, work, work_len, tops, cfg)
+            if race:
+                race_features(f, kind, card, exposed, tops, after, rival_tops, n_players - 1, ready, fewest)
             if cycle:
                 _cycle_features(f, kind, src, nertz_top, waste, waste_len, stock, known, n_draw, work, work_len, tops,
                                 after, before, buf)  # fmt: skip
@@ -353,7 +348,8 @@ class ActionFeatures:
     ``choice`` is unaffected. ``cycle`` adds the ``CYCLE_COLUMNS`` (``width`` is then
     ``N_CYCLE_FEATURES``, else ``N_FEATURES``); ``opponent`` adds the ``OPPONENT_COLUMNS`` (``width``
     ``N_OPPONENT_FEATURES``), ``identity`` the ``IDENTITY_COLUMNS`` (``N_IDENTITY_FEATURES``), ``follow``
-    the ``FOLLOW_COLUMNS`` (``N_FOLLOW_FEATURES``; each set adds its columns, those before zero unless asked)."""
+    the ``FOLLOW_COLUMNS`` (``N_FOLLOW_FEATURES``), ``race`` the ``RACE_COLUMNS`` (``N_RACE_FEATURES``; each
+    set adds its columns, those before zero unless asked)."""
 
     def __init__(
         self,
@@ -364,13 +360,16 @@ class ActionFeatures:
         opponent: bool = False,
         identity: bool = False,
         follow: bool = False,
+        race: bool = False,
     ):
         from nertz_env.agents.heuristic import DEFAULTS, HeuristicAgent
 
         self.cycle = bool(cycle)
-        self.opponent, self.identity, self.follow = bool(opponent), bool(identity), bool(follow)
-        widths = (N_FOLLOW_FEATURES, N_IDENTITY_FEATURES, N_OPPONENT_FEATURES, N_CYCLE_FEATURES, N_FEATURES)
-        self.width = widths[[self.follow, self.identity, self.opponent, self.cycle, True].index(True)]
+        self.opponent, self.identity, self.follow, self.race = map(bool, (opponent, identity, follow, race))
+        widths = (N_RACE_FEATURES, N_FOLLOW_FEATURES, N_IDENTITY_FEATURES, N_OPPONENT_FEATURES, N_CYCLE_FEATURES,
+                  N_FEATURES)  # fmt: skip
+        flags = [self.race, self.follow, self.identity, self.opponent, self.cycle, True]
+        self.width = widths[flags.index(True)]
         self.drop_features = feature_groups(drop_features)  # the group names, once each, in the order given
         self.dropped_columns = [c for c in feature_columns(self.drop_features) if c < self.width]
         self.depth = lookahead_depth(lookahead, DEFAULTS["depth"])
@@ -395,7 +394,7 @@ class ActionFeatures:
         choice = np.full(len(obs), -1, np.int64)
         fill_features(
             obs, masks, self.table, self.offsets, self.cfg, self.params, *self._rows, self.lookahead, self.cycle,
-            self.opponent, self.identity, self.follow, feats, choice,
+            self.opponent, self.identity, self.follow, self.race, feats, choice,
         )  # fmt: skip
         if self.dropped_columns:
             feats[:, self.dropped_columns] = 0.0

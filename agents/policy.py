@@ -49,7 +49,7 @@ CALL_RULES = ("policy", "ahead", "safe", "now")
 # What a saved policy reads besides the observation, each a flag of build_scorer after drop_features: the
 # ActionFeatures column flags, the afterstate summaries, the legal-move summary (a file written before a flag
 # reads as without it).
-INPUT_FLAGS = ("cycle", "opponent", "identity", "follow", "afterstate", "move_set")
+INPUT_FLAGS = ("cycle", "opponent", "identity", "follow", "afterstate", "move_set", "race")
 FORMAT = "nertz-selfplay-v2"
 FORMATS = ("nertz-selfplay-v1", FORMAT)
 
@@ -105,6 +105,7 @@ def build_scorer(
     follow: bool = False,
     afterstate: bool = False,
     move_set: bool = False,
+    race: bool = False,
 ):
     """The move-scoring actor-critic: ``logit[a] = head(relu(state(obs) + move(features[a]) + embed[a]))``
     over the legal moves only, the value from the state summary alone. With ``afterstate``, also
@@ -118,11 +119,12 @@ def build_scorer(
     ``lookahead`` is the depth of the ``heuristic``'s look-ahead in the features (``True``: its default
     depth; ``False`` or 0: none). ``drop_features`` names ``agents.features.FEATURE_GROUPS`` zeroed in
     every feature vector (an ablation); ``cycle`` adds the stock-cycle columns (``CYCLE_COLUMNS``),
-    ``opponent`` the opponent ones (``OPPONENT_COLUMNS``), ``identity`` the moved card's, ``follow`` the follow-ups'."""
+    ``opponent`` the opponent ones (``OPPONENT_COLUMNS``), ``identity`` the moved card's, ``follow`` the
+    follow-ups', ``race`` the race columns (``agents._race.RACE_COLUMNS``)."""
     _torch()  # the error that names the extra, before the module that needs torch
     from nertz_env.agents._scorer import MoveScorer
 
-    flags = (cycle, opponent, identity, follow, afterstate, move_set)
+    flags = (cycle, opponent, identity, follow, afterstate, move_set, race)
     return MoveScorer(config, hidden, action_hidden, lookahead, drop_features, *flags)
 
 

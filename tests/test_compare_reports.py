@@ -81,3 +81,31 @@ def test_the_command_prints_and_writes_the_differences(reports, tmp_path, capsys
         main([str(tmp_path / "b.json"), str(tmp_path / "v.json"), "--agent", "-1"])
     assert stop.value.code == 2
     assert "argument --agent: expected an integer >= 0, got '-1'" in capsys.readouterr().err
+
+
+def test_seed_pairs_give_the_mean_over_training_seeds_with_an_interval_over_seeds(reports, tmp_path, capsys):
+    base, variant = reports
+    other = evaluate(["greedy", *OPPONENTS], hands=6, seed=5, progress=False)
+    paths = {}
+    for name, rep in (("b", base), ("v", variant), ("o", other)):
+        paths[name] = str(tmp_path / f"{name}.json")
+        (tmp_path / f"{name}.json").write_text(json.dumps(rep, default=float))
+    out = tmp_path / "d.json"
+    # Seed 1: heuristic -> random; seed 2: greedy -> random (two "training seeds" of the base).
+    assert main([paths["b"], paths["v"], "--seed-pair", paths["o"], paths["v"], "--json", str(out)]) == 0
+    assert "over 2 training seeds" in capsys.readouterr().out
+    total = json.loads(out.read_text())["over_seeds"]
+    first, second = compare(base, variant), compare(other, variant)
+    assert total["training_seeds"] == 2
+    assert total["score_diff"] == pytest.approx((first["score_diff"] + second["score_diff"]) / 2)
+    expected = stats.mean_interval([first["win_share_diff"], second["win_share_diff"]])
+    assert total["win_share_diff_ci"] == pytest.approx(list(expected[1:]))
+    other_deals = str(tmp_path / "x.json")
+    (tmp_path / "x.json").write_text(json.dumps(evaluate(["greedy", *OPPONENTS], hands=6, seed=6, progress=False)))
+    for argv, message in (
+        ([paths["b"], paths["v"], "--seed-pair", other_deals, paths["v"]], "differs from the base in 'seed'"),
+        ([paths["b"], paths["v"], paths["o"], "--seed-pair", paths["o"], paths["v"]], "compares one variant"),
+    ):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2 and message in capsys.readouterr().err

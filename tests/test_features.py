@@ -133,8 +133,9 @@ def test_only_the_same_search_counts_as_the_features_choice():
 
 def test_the_feature_groups_cover_every_column_exactly_once():
     columns = [c for group in F.FEATURE_GROUPS.values() for c in group]
-    assert sorted(columns) == list(range(F.N_FOLLOW_FEATURES))
+    assert sorted(columns) == list(range(F.N_RACE_FEATURES))
     assert F.FEATURE_GROUPS["cycle"] == F.CYCLE_COLUMNS == tuple(range(F.N_FEATURES, F.N_CYCLE_FEATURES))
+    assert F.FEATURE_GROUPS["race"] == F.RACE_COLUMNS == tuple(range(F.N_FOLLOW_FEATURES, F.N_RACE_FEATURES))
     opponents = tuple(range(F.N_CYCLE_FEATURES, F.N_OPPONENT_FEATURES))
     assert F.FEATURE_GROUPS["opponents"] == F.OPPONENT_COLUMNS == opponents
     assert F.FEATURE_GROUPS["lookahead"] == F.LOOKAHEAD_COLUMNS
@@ -154,7 +155,7 @@ def test_the_training_page_names_every_feature_group_in_order():
 def test_an_unknown_feature_group_is_refused_naming_the_known_ones():
     known = (
         "accepted kind, source, card, shape, foundation, exposes, nertz, lookahead, table, cycle, opponents, identity, "
-        "follow"
+        "follow, race"
     )
     with pytest.raises(ValueError, match=f"unknown feature group 'cards': {known}$"):
         F.feature_columns(["card", "cards"])

@@ -16,6 +16,16 @@ differences ``variant - base`` are averaged over deals with a Student-t 95% inte
 needed; ``learning_results --add`` keeps none) with the same seed, players, rules and deals, and
 the same agents in every other seat, so that the compared player is all that differs. The
 interval covers the deals, not training: two training seeds of one recipe differ too.
+
+Training's own noise needs several training seeds of both recipes. ``--seed-pair BASE VARIANT``
+(repeatable) adds another seed's pair of reports, each pair on the same deals as the first:
+
+    nertz compare base_s1.json variant_s1.json --seed-pair base_s2.json variant_s2.json \
+        --seed-pair base_s3.json variant_s3.json
+
+Each seed's pair is compared over deals as above, and then the mean of the seeds' differences is
+given with a Student-t interval over the seeds (``n - 1`` degrees of freedom for ``n`` seeds:
+wide with few seeds, and honest about it).
 """
 
 from __future__ import annotations
@@ -83,6 +93,30 @@ def compare(base: dict[str, Any], other: dict[str, Any], agent: int = 0, name: s
     }  # fmt: skip
 
 
+def over_seeds(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The mean over training seeds of each seed's paired difference (``rows``, one per seed, each
+    from ``compare``), with a Student-t 95% interval over the seeds."""
+    if len({(r["deals"], r["seed"]) for r in rows}) != 1:
+        raise ValueError("every --seed-pair must be evaluated on the deals of the first pair (same --seed and --hands)")
+    win = stats.mean_interval([r["win_share_diff"] for r in rows])
+    score = stats.mean_interval([r["score_diff"] for r in rows])
+    return {
+        "training_seeds": len(rows), "deals": rows[0]["deals"], "seed": rows[0]["seed"],
+        "base_win_share": sum(r["base_win_share"] for r in rows) / len(rows),
+        "variant_win_share": sum(r["variant_win_share"] for r in rows) / len(rows),
+        "win_share_diff": win[0], "win_share_diff_ci": [win[1], win[2]],
+        "score_diff": score[0], "score_diff_ci": [score[1], score[2]],
+    }  # fmt: skip
+
+
+def format_over_seeds(total: dict[str, Any]) -> str:
+    w, s = total["win_share_diff_ci"], total["score_diff_ci"]
+    return (f"over {total['training_seeds']} training seeds (interval over seeds): base wins "
+            f"{total['base_win_share']:.3f}, variant {total['variant_win_share']:.3f}  win share "
+            f"{total['win_share_diff']:+.4f} [{w[0]:+.4f}, {w[1]:+.4f}]  score {total['score_diff']:+.3f} "
+            f"[{s[0]:+.3f}, {s[1]:+.3f}]")  # fmt: skip
+
+
 def format_rows(rows: Sequence[dict[str, Any]]) -> str:
     lines = [f"paired over deals, variant - base (agent {rows[0]['agent']}, {rows[0]['deals']} deals of seed "
              f"{rows[0]['seed']}; base {rows[0]['base']} wins {rows[0]['base_win_share']:.3f})"]  # fmt: skip
@@ -99,22 +133,41 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m nertz_env.tra
     ap.add_argument("variants", nargs="+", help="--out files of the same evaluation with another player")
     ap.add_argument("--agent", type=at_least(0), default=0, help="the compared agent's index in --agents (default 0)")
     ap.add_argument("--json", type=output_file(".json"), default=None, help="also write the differences here")
+    ap.add_argument("--seed-pair", nargs=2, action="append", default=[], metavar=("BASE", "VARIANT"),
+                    help="the reports of another training seed of the base and of the one variant (repeatable): "
+                    "adds the mean over seeds with an interval over seeds")  # fmt: skip
     args = ap.parse_args(argv)
+    if args.seed_pair and len(args.variants) != 1:
+        ap.error(f"--seed-pair compares one variant across seeds; got {len(args.variants)} variants")
     try:
-        with open(args.base) as f:
-            base = json.load(f)
-        rows = []
-        for path in args.variants:
-            with open(path) as f:
-                rows.append(compare(base, json.load(f), args.agent, path))
+        base = _read(args.base)
+        rows = [compare(base, _read(path), args.agent, path) for path in args.variants]
+        seeds = rows + [_seed_pair(base, b, v, args.agent) for b, v in args.seed_pair]
+        total = over_seeds(seeds) if args.seed_pair else None
     except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
         ap.error(f"{type(e).__name__}: {e}")
-    print(format_rows(rows))
+    print("\n".join(format_rows([r]) for r in seeds) if total else format_rows(rows))
+    if total:
+        print(format_over_seeds(total))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"base_report": args.base, "rows": rows}, f, indent=1)
+            json.dump({"base_report": args.base, "rows": seeds, **({"over_seeds": total} if total else {})}, f,
+                      indent=1)  # fmt: skip
         print(f"wrote {args.json}")
     return 0
+
+
+def _seed_pair(first_base: dict[str, Any], base_path: str, variant_path: str, agent: int) -> dict[str, Any]:
+    """``compare`` of another training seed's pair, whose base must play the first base's deals,
+    rules and other seats."""
+    base = _read(base_path)
+    check_pair(first_base, base, agent, base_path)
+    return compare(base, _read(variant_path), agent, variant_path)
+
+
+def _read(path: str) -> Any:
+    with open(path) as f:
+        return json.load(f)
 
 
 if __name__ == "__main__":

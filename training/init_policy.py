@@ -9,10 +9,11 @@ from nertz_env.agents.policy import INPUT_FLAGS, load_network
 from nertz_env.config import NertzConfig
 
 
-def inputs_of(net: torch.nn.Module) -> tuple[int, tuple[str, ...], bool, bool, bool, bool, bool, bool]:
+def inputs_of(net: torch.nn.Module) -> tuple[int, tuple[str, ...], bool, bool, bool, bool, bool, bool, bool]:
     """What a network reads besides its weights: its look-ahead depth (0: none), the feature groups
     it drops, whether it reads the cycle, the opponent, the card identity and the follow-up
-    columns, the afterstates and the legal-move summary (networks saved before a setting read as without it)."""
+    columns, the afterstates, the legal-move summary and the race columns (networks saved before a
+    setting read as without it)."""
     return (getattr(net, "lookahead", 0) or 0, tuple(getattr(net, "drop_features", ())),
             *(bool(getattr(net, name, False)) for name in INPUT_FLAGS))  # fmt: skip
 
@@ -28,13 +29,13 @@ def start_from(net: torch.nn.Module, path: str, config: NertzConfig) -> None:
     saved, saved_config, blob = load_network(path)
     same_rules = (saved_config.num_players, saved_config.work_piles) == (config.num_players, config.work_piles)
     if not (same_network(saved, net) and same_rules):
-        depth, dropped, cycle, opponent, identity, follow, afterstate, move_set = inputs_of(saved)
+        depth, dropped, cycle, opponent, identity, follow, afterstate, move_set, race = inputs_of(saved)
         raise ValueError(
             f"--init-policy {path} is a network of {saved_config.num_players} players, --hidden "
             f"{' '.join(map(str, blob['hidden']))} --action-hidden {blob.get('action_hidden')}, look-ahead depth "
             f"{depth}, dropped features {list(dropped)}, cycle features {cycle}, opponent features "
             f"{opponent}, identity features {identity}, follow features {follow}, afterstate {afterstate}, "
-            f"move set {move_set}: "
+            f"move set {move_set}, race features {race}: "
             "use the same flags"
         )
     net.load_state_dict(saved.state_dict())

@@ -56,6 +56,8 @@ class Args:
     opponent_features: bool = arg(False, "also give it the opponent columns (agents.features.OPPONENT_COLUMNS)")
     identity_features: bool = arg(False, "also give it the moved card's identity (agents.features.IDENTITY_COLUMNS)")
     follow_features: bool = arg(False, "also give it what may follow onto a card laid on a work pile (FOLLOW_COLUMNS)")
+    race_features: bool = arg(False, "also give it how near cards are to the foundations and the opponents' "
+                              "Nertz tops a foundation move feeds or blocks (agents._race.RACE_COLUMNS)")
     afterstate: bool = arg(False, "also score each move by the summary of the layout it leads to (agents._afterstate)")
     move_set: bool = arg(False, "also score each move by the mean and max of all legal moves' layers (which are legal)")
     central_critic: bool = arg(
@@ -132,7 +134,7 @@ PER_CALL = {"resume", "stop_after", "progress"}  # on resume: this invocation's 
 # Flags added after runs were saved, with the value those runs trained with: a checkpoint
 # without the flag resumes as it began.
 BEFORE_FLAG = {"sampler": "catalogue", "central_critic": False, "critic_lr": 0.0, "nertz_bonus": 0.0,
-               "opponent_features": False, "identity_features": False,
+               "opponent_features": False, "identity_features": False, "race_features": False,
                "follow_features": False, "afterstate": False, "move_set": False, "oracle_policy": False,
                "oracle_fade": 0.5, "oracle_input": "positions", "oracle_hold": 0.0,
                "lr_schedule": "linear", "explore_temperature": 1.0,

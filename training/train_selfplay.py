@@ -150,7 +150,7 @@ def build(args: Args) -> Trainer:
     envs = NertzVectorEnv(args.num_envs, **config.to_dict())
     net = build_scorer(config, args.hidden, args.action_hidden, lookahead, args.drop_features, args.cycle_features,
                        args.opponent_features, args.identity_features, args.follow_features,
-                       args.afterstate, args.move_set)  # fmt: skip
+                       args.afterstate, args.move_set, args.race_features)  # fmt: skip
     net = net.to(device)
     if args.init_policy and not args.resume:  # a resumed run's weights are the checkpoint's (restore)
         start_from(net, args.init_policy, config)
