@@ -77,7 +77,8 @@ def test_identity_alone_leaves_the_cycle_and_opponent_columns_zero():
 
 @pytest.mark.parametrize(
     ("flag", "width"),
-    [("opponent", F.N_OPPONENT_FEATURES), ("identity", F.N_IDENTITY_FEATURES), ("follow", F.N_FOLLOW_FEATURES)],
+    [("opponent", F.N_OPPONENT_FEATURES), ("identity", F.N_IDENTITY_FEATURES), ("follow", F.N_FOLLOW_FEATURES),
+     ("race", F.N_RACE_FEATURES)],  # fmt: skip
 )
 def test_a_policy_saves_and_loads_its_columns_and_is_refused_as_a_start_without_them(tmp_path, flag, width):
     from training.init_policy import start_from
