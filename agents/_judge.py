@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from nertz_env.actions import ACTION_WAIT, DRAW
-from nertz_env.agents._kernels import NO_NERTZ, NO_NERTZ_LEN, read_top, read_tops, read_work
+from nertz_env.agents._kernels import NO_NERTZ, NO_NERTZ_LEN, read_on_foundations, read_top, read_tops, read_work
 from nertz_env.agents.base import (
     O_BLOCK,
     O_CALLED,
@@ -48,15 +48,18 @@ def race_cards(o, off, n_players, block, n_work, opp_work, opp_len, contested):
 
 
 @njit(cache=True, inline="always")
+def public_score(o, base, off, cfg) -> float:
+    """The R7 score of the seat whose block starts at ``base``, as the table shows it (R9)."""
+    found = read_on_foundations(o, base + off[O_FOUNDATION])
+    return r7_score(found, o[base + off[O_NERTZ_COUNT]], o[base + off[O_CALLED]] != 0, cfg[C_PENALTY], cfg[C_BONUS])
+
+
+@njit(cache=True, inline="always")
 def score_lead(o, off, n_players, block, cfg) -> float:
     """The viewer's R7 score as the table shows it, minus the best opponent's."""
     best_opp, mine = -1e9, 0.0
     for q in range(n_players):
-        base = q * block
-        found = 0
-        for c in range(52):
-            found += o[base + off[O_FOUNDATION] + c]
-        s = r7_score(found, o[base + off[O_NERTZ_COUNT]], o[base + off[O_CALLED]] != 0, cfg[C_PENALTY], cfg[C_BONUS])
+        s = public_score(o, q * block, off, cfg)
         if q == 0:
             mine = s
         elif s > best_opp:
@@ -134,12 +137,9 @@ def opponent_view(obs, base, off, n_work, work, work_len, tops, cfg, table, rows
     ``rows_eval``: the Nertz top to a foundation, its ``n_nertz`` other moves, the other
     foundation moves."""
     penalty, bonus = cfg[C_PENALTY], cfg[C_BONUS]
-    found = 0
-    for c in range(52):
-        found += obs[base + off[O_FOUNDATION] + c]
     n_left = obs[base + off[O_NERTZ_COUNT]]
     called = obs[base + off[O_CALLED]]
-    score = r7_score(found, n_left, called != 0, penalty, bonus)
+    score = public_score(obs, base, off, cfg)
     read_work(obs, base + off[O_WORK0], n_work, work, work_len)
     nertz_top = read_top(obs, base + off[O_NERTZ_TOP])
     waste_top = read_top(obs, base + off[O_WASTE_TOP])

@@ -44,6 +44,15 @@ def read_top(obs, start) -> int:
     return -1
 
 
+@njit(cache=True, inline="always")
+def read_on_foundations(obs, start) -> int:
+    """The cards a seat has put on foundations (R7), from its 52-slot foundation part."""
+    found = 0
+    for c in range(52):
+        found += obs[start + c]
+    return found
+
+
 @njit(cache=True)
 def read_work(obs, start, n_work, work, work_len):
     """The work piles bottom to top. A pile is built down in rank (R4.3, R4.5), so its cards in

@@ -36,7 +36,16 @@ from nertz_env.actions import (
     WORK_SOURCE,
 )
 from nertz_env.agents._judge import cycle_useful, race_cards, should_call
-from nertz_env.agents._kernels import NO_NERTZ, NO_NERTZ_LEN, read_stock, read_top, read_tops, read_waste, read_work
+from nertz_env.agents._kernels import (
+    NO_NERTZ,
+    NO_NERTZ_LEN,
+    read_on_foundations,
+    read_stock,
+    read_top,
+    read_tops,
+    read_waste,
+    read_work,
+)
 from nertz_env.agents.base import (
     O_BLOCK,
     O_FOUNDATION,
@@ -262,10 +271,7 @@ def _read_position(o, off, pos):
     pos.waste_len[0] = read_waste(o, off, pos.waste)
     read_work(o, off[O_WORK0], off[O_WORK_PILES], pos.work[0], pos.work_len[0])
     read_tops(o, off[O_FOUNDATION_TOPS], pos.tops[0])
-    found = 0
-    for c in range(52):
-        found += o[off[O_FOUNDATION] + c]
-    pos.on_foundations[0] = found
+    pos.on_foundations[0] = read_on_foundations(o, off[O_FOUNDATION])
 
 
 @njit(cache=True, inline="always")
