@@ -183,9 +183,10 @@ class MoveScorer(nn.Module):
         after = self.body[1:](pre[rows] + changed_first_layer(self.body[0], self.scale, *changes))
         return self.body[1:](pre), after
 
-    def pair_scores(self, obs, rows, actions, feats, pre_add=None):
+    def pair_scores(self, obs, rows, actions, feats, pre_add=None, with_summary=False):
         """The logit of each (row, move) pair given ``[K]`` and the values ``[n]`` (``pre_add``:
-        as ``summary``'s)."""
+        as ``summary``'s); with ``with_summary``, also the observation summaries ``[n, width]``
+        (the trainer's auxiliary loss, ``training.aux_hidden``)."""
         if self.afterstate:
             z, after = self.after_summaries(obs, rows, actions, pre_add)
         else:
@@ -197,7 +198,8 @@ class MoveScorer(nn.Module):
         if self.move_set:
             h = h + self.set_in(legal_move_summary(torch.relu(move + embed), rows, len(z)))[rows]
         h = torch.relu(h)
-        return self.move_out(torch.relu(self.move_mid(h))).squeeze(-1), self.value_head(z).squeeze(-1)
+        scores, value = self.move_out(torch.relu(self.move_mid(h))).squeeze(-1), self.value_head(z).squeeze(-1)
+        return (scores, value, z) if with_summary else (scores, value)
 
     def score(self, obs, rows, actions, feats, pre_add=None):
         """Masked logits ``[n, N]`` (-1e8 off the pairs given) and values ``[n]``."""

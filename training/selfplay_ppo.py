@@ -84,14 +84,20 @@ class Rollout:
 
 def hidden_reader(t: Any):
     """What reads the learner seats' hidden cards (``central_critic.HiddenCards``): the central
-    critic, else the oracle input, else None."""
-    return t.critic if t.critic is not None else t.oracle
+    critic, else the oracle input, else the auxiliary head (``training.aux_hidden``), else None."""
+    for reader in (t.critic, t.oracle, getattr(t, "aux", None)):
+        if reader is not None:
+            return reader
+    return None
 
 
 def hidden_needed(t: Any) -> bool:
-    """Whether this update reads the hidden cards: for the central critic, or for the oracle input
-    while its weight is above 0 (after the fade, a run with the oracle alone reads none)."""
-    return t.critic is not None or (t.oracle is not None and t.oracle_weight > 0)
+    """Whether this update reads the hidden cards: for the central critic or the auxiliary head, or
+    for the oracle input while its weight is above 0 (after the fade, a run with the oracle alone
+    reads none)."""
+    if t.critic is not None or getattr(t, "aux", None) is not None:
+        return True
+    return t.oracle is not None and t.oracle_weight > 0
 
 
 def oracle_pre(t: Any, hidden: torch.Tensor) -> torch.Tensor | None:
@@ -297,10 +303,11 @@ def loss_terms(t: Any, batch: Batch, mb_index: torch.Tensor, cloning: bool, bc_c
                stats: dict) -> dict[str, torch.Tensor]:  # fmt: skip
     """The weighted terms of one minibatch's loss (rows ``mb_index`` of ``batch``): ``value``
     (``--vf-coef`` x the value loss), ``teacher`` (``bc_coef`` x the cross-entropy to the
-    teacher's labels, when ``bc_coef > 0``), and, unless ``cloning``, ``policy`` (PPO's clipped
-    loss) and ``entropy`` (``--ent-coef`` x the mean entropy); ``total_loss`` sums them. Records
-    the minibatch's statistics in ``stats``."""
-    a, device = t.args, t.device
+    teacher's labels, when ``bc_coef > 0``), ``aux`` (``--aux-hidden`` x the auxiliary loss, with
+    that flag), and, unless ``cloning``, ``policy`` (PPO's clipped loss) and ``entropy``
+    (``--ent-coef`` x the mean entropy); ``total_loss`` sums them. Records the minibatch's
+    statistics in ``stats``."""
+    a, device, aux = t.args, t.device, getattr(t, "aux", None)
     mb = mb_index.numpy()
     # The pairs of the minibatch's rows, renumbered 0 .. len(mb) - 1.
     counts = batch.n_pairs[mb]
@@ -309,17 +316,22 @@ def loss_terms(t: Any, batch: Batch, mb_index: torch.Tensor, cloning: bool, bc_c
     pairs = np.repeat(batch.first_pair[mb] - offset, counts) + np.arange(int(counts.sum()))
     # index_select copies whole rows (an int8 observation row is 1631 bytes): about 20x
     # faster than advanced indexing, which copies element by element; the same tensors.
-    scores, value = t.net.pair_scores(
+    hidden = None if batch.hidden is None else batch.hidden.index_select(0, mb_index)
+    scores, value, *summary = t.net.pair_scores(
         batch.obs.index_select(0, mb_index).to(device),
         mb_rows,
         torch.from_numpy(batch.acts[pairs]).to(device),
         batch.feats.index_select(0, torch.from_numpy(pairs)).to(device),
-        None if batch.hidden is None else oracle_pre(t, batch.hidden.index_select(0, mb_index)),
+        None if hidden is None else oracle_pre(t, hidden),
+        with_summary=aux is not None,
     )
     logp, entropy = pair_log_softmax(scores, mb_rows, len(mb))
     stats["entropy"] = entropy
     stats["v_loss"] = v_loss = 0.5 * ((value - batch.ret[mb].to(device)) ** 2).mean()
     terms = {"value": a.vf_coef * v_loss}
+    if aux is not None:
+        stats["aux_loss"] = aux_loss = aux.loss(summary[0], hidden)
+        terms["aux"] = a.aux_hidden * aux_loss
     if bc_coef > 0:
         target = torch.from_numpy(offset + batch.taught[mb] - batch.first_pair[mb]).to(device)
         stats["bc_loss"] = bc_loss = -logp[target].mean()
@@ -337,10 +349,12 @@ def loss_terms(t: Any, batch: Batch, mb_index: torch.Tensor, cloning: bool, bc_c
 
 
 def total_loss(terms: dict[str, torch.Tensor]) -> torch.Tensor:
-    """The loss the update steps on, from ``loss_terms``: ``value + teacher + policy - entropy``."""
+    """The loss the update steps on, from ``loss_terms``: ``value + teacher + aux + policy - entropy``."""
     loss = terms["value"]
     if "teacher" in terms:
         loss = loss + terms["teacher"]
+    if "aux" in terms:
+        loss = loss + terms["aux"]
     if "policy" in terms:
         loss = loss + terms["policy"] - terms["entropy"]
     return loss
@@ -385,5 +399,7 @@ def log_scalars(writer, stats: dict, times: dict[str, float], step: int) -> None
     writer.add_scalar("losses/approx_kl", stats["approx_kl"].item(), step)
     if stats["clipfracs"]:
         writer.add_scalar("losses/clipfrac", float(np.mean(stats["clipfracs"])), step)
+    if "aux_loss" in stats:  # train_selfplay --aux-hidden
+        writer.add_scalar("losses/aux_hidden_loss", stats["aux_loss"].item(), step)
     for name, value in stats.get("central", {}).items():  # train_selfplay --central-critic
         writer.add_scalar(f"central/{name}", value, step)

@@ -63,6 +63,7 @@ from nertz_env.agents.features import ActionFeatures
 from nertz_env.agents.policy import build_scorer, save_policy
 from nertz_env.config import NertzConfig
 from nertz_env.training.args import flag_errors, make_run_dir, parse_given, resume_args, rules_config
+from nertz_env.training.aux_hidden import HiddenCardsHead
 from nertz_env.training.central_critic import CentralCritic
 from nertz_env.training.checkpoint import (
     CheckpointError,
@@ -124,6 +125,7 @@ class Trainer:
     critic: CentralCritic | None = None
     oracle: OracleInput | None = None
     oracle_weight: float = 0.0  # this update's (``apply_schedule``)
+    aux: HiddenCardsHead | None = None  # --aux-hidden: the auxiliary head (training.aux_hidden)
 
     def __post_init__(self) -> None:
         self.obs_dim, self.n_actions = self.envs.layout.size, self.envs.num_actions
@@ -133,8 +135,9 @@ class Trainer:
         self.bc_updates = min(self.num_updates, self.args.bc_steps // self.batch_size)
 
     def parameters(self) -> list[torch.nn.Parameter]:
-        """What the optimiser steps: the network's parameters, and the oracle input's."""
-        return [*self.net.parameters(), *([] if self.oracle is None else self.oracle.parameters())]
+        """What the optimiser steps: the network's parameters, the oracle input's and the auxiliary head's."""
+        extra = [m for m in (self.oracle, self.aux) if m is not None]
+        return [*self.net.parameters(), *(p for m in extra for p in m.parameters())]
 
 
 def build(args: Args) -> Trainer:
@@ -166,8 +169,12 @@ def build(args: Args) -> Trainer:
     if args.oracle_policy:  # its zeros draw nothing; stepped by the policy's optimiser
         oracle = OracleInput(envs, seats.learn_idx, args.hidden[0], device, args.oracle_input, config.stock_draw)
         optimizer.add_param_group({"params": list(oracle.parameters())})
+    aux = None
+    if args.aux_hidden > 0:  # its zeros draw nothing; stepped by the policy's optimiser
+        aux = HiddenCardsHead(envs, seats.learn_idx, args.hidden[-1], device, config.stock_draw)
+        optimizer.add_param_group({"params": list(aux.parameters())})
     return Trainer(args, config, device, rng, envs, net, optimizer, pool, features, teacher,
-                   features.plays_as(teacher), seats, lookahead, critic, oracle)  # fmt: skip
+                   features.plays_as(teacher), seats, lookahead, critic, oracle, aux=aux)  # fmt: skip
 
 
 def restore(t: Trainer, resume: dict[str, Any] | None) -> tuple[Loop, int, list[dict[str, Any]]]:
@@ -193,6 +200,8 @@ def restore(t: Trainer, resume: dict[str, Any] | None) -> tuple[Loop, int, list[
             t.critic.load_state_dict(resume["critic"])
         if t.oracle is not None:
             t.oracle.load_state_dict(resume["oracle"])
+        if t.aux is not None:
+            t.aux.load_state_dict(resume["aux"])
     except (RuntimeError, ValueError, KeyError, pickle.UnpicklingError) as exc:
         raise CheckpointError(f"--resume {a.resume}: its contents do not fit this trainer ({exc})") from exc
     t.rng.bit_generator.state = resume["numpy_rng"]
@@ -283,6 +292,7 @@ def save(t: Trainer, run_dir: Path, update: int, loop: Loop, evals: list[dict[st
         "evals": evals,
         **({"critic": t.critic.state_dict()} if t.critic is not None else {}),
         **({"oracle": t.oracle.state_dict()} if t.oracle is not None else {}),
+        **({"aux": t.aux.state_dict()} if t.aux is not None else {}),
     }
     atomic_write(run_dir / "checkpoint.pt", lambda tmp: torch.save(state, tmp))
 
