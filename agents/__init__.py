@@ -9,6 +9,7 @@
 | `policy`    | a trained policy loaded from `path=` (registered by the training code)     |
 | `ppo`       | the shipped search-free policy: one network forward pass per decision      |
 | `ppo-search`| the shipped policy whose features run a depth-3 `heuristic` search         |
+| `ensemble`  | trained policies voting by their mean log-probability (`paths=A.pt+B.pt`)  |
 
 Every agent is built for one ``NertzConfig`` (default: the standard 4-player game) and chooses
 only among the actions the engine's mask marks legal (see ``agents.base.Agent``).
@@ -48,6 +49,7 @@ _REGISTRY: dict[str, Factory] = {}
 # ``ppo-search``, the shipped policies).
 _LAZY = {
     "policy": "nertz_env.agents.policy",
+    "ensemble": "nertz_env.agents.policy",
     "ppo": "nertz_env.agents.policy",
     "ppo-league": "nertz_env.agents.policy",
     "ppo-search": "nertz_env.agents.policy",

@@ -25,6 +25,7 @@ only, so the scripted agents and the envs never need it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -298,6 +299,42 @@ class PolicyAgent(Agent):
         return logits, values
 
 
+class EnsembleAgent(Agent):
+    """Several trained ``.pt`` policies voting as one: each legal move scored by the mean of the
+    members' log-probabilities (each a softmax over the legal moves), the best played (``greedy``)
+    or one drawn from their normalised product with the agent's seed. A decision costs a forward
+    pass per member: a baseline for what ensembling training seeds adds (and distilling them could
+    give one network), not a search-free single network."""
+
+    name = "ensemble"
+
+    def __init__(self, paths: Sequence[str | Path], config: NertzConfig | None = None, seed: int = 0,
+                 greedy: bool = True):  # fmt: skip
+        paths = [Path(p) for p in paths]
+        if not paths or any(p.suffix != ".pt" for p in paths):
+            raise ValueError(f"invalid paths={'+'.join(map(str, paths))!r}: accepted one or more .pt policies "
+                             "joined by '+' (a train_selfplay.py policy.pt each)")  # fmt: skip
+        first = PolicyAgent(paths[0], config=config, seed=seed, greedy=greedy)  # the rules: given, or its own
+        self.members = [first] + [PolicyAgent(p, config=first.config, seed=seed) for p in paths[1:]]
+        super().__init__(config=first.config, seed=seed)
+        self.greedy = self.members[0].greedy
+
+    def _choose(self, obs: np.ndarray, masks: np.ndarray, out: np.ndarray) -> None:
+        torch = _torch()
+        mean = sum(torch.log_softmax(m.scores(obs, masks)[0].double(), -1) for m in self.members) / len(self.members)
+        if self.greedy:
+            out[:] = mean.argmax(-1).numpy()
+            return
+        out[:] = sample_rows(torch.softmax(mean, -1).numpy(), masks, self.row_uniforms(len(out)))
+
+
+def _ensemble(config: NertzConfig | None = None, seed: int = 0, paths: str | None = None,
+              greedy: bool = True) -> EnsembleAgent:  # fmt: skip
+    if not isinstance(paths, str) or not paths.strip():
+        raise ValueError("agent 'ensemble' needs paths=A.pt+B.pt+... (train_selfplay.py policies, joined by '+')")
+    return EnsembleAgent(paths.split("+"), config=config, seed=seed, greedy=greedy)
+
+
 def _heuristic(config: NertzConfig, call: str):
     from nertz_env.agents.heuristic import HeuristicAgent
 
@@ -335,5 +372,6 @@ def _shipped(name: str):
 
 
 register("policy", _policy, overwrite=True)
+register("ensemble", _ensemble, overwrite=True)
 for _name in SHIPPED_POLICIES:
     register(_name, _shipped(_name), overwrite=True)

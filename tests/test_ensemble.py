@@ -1,0 +1,77 @@
+"""``ensemble``: trained policies voting by the mean of their log-probabilities over the legal
+moves (``agents.policy.EnsembleAgent``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from nertz_env import NertzConfig, agents  # noqa: E402
+from nertz_env.agents.policy import SHIPPED_POLICIES, EnsembleAgent, PolicyAgent  # noqa: E402
+from nertz_env.training.evaluate import evaluate  # noqa: E402
+from nertz_env.vector import NertzVectorEnv  # noqa: E402
+
+PPO, LEAGUE = (str(SHIPPED_POLICIES[name][0]) for name in ("ppo", "ppo-league"))
+
+
+def tables(ticks: int = 30, games: int = 16) -> tuple[np.ndarray, np.ndarray]:
+    """Every seat's observation and mask over ``ticks`` ticks of 4-player play by ``heuristic``."""
+    envs = NertzVectorEnv(games, num_players=4)
+    obs, masks = envs.reset(seed=3)
+    player = agents.make("heuristic")
+    seen_obs, seen_masks = [], []
+    for _ in range(ticks):
+        flat_obs, flat_masks = obs.reshape(games * 4, -1), masks.reshape(games * 4, -1)
+        seen_obs.append(flat_obs.copy())
+        seen_masks.append(flat_masks.copy())
+        obs, masks, *_ = envs.step(player.act_batch(flat_obs, flat_masks).reshape(games, 4))
+    return np.concatenate(seen_obs), np.concatenate(seen_masks)
+
+
+def test_one_member_plays_as_the_policy_and_two_play_the_mean_of_their_log_probabilities():
+    obs, masks = tables()
+    alone = agents.make_spec(f"ensemble:paths={PPO}")
+    np.testing.assert_array_equal(alone.act_batch(obs, masks), agents.make("ppo").act_batch(obs, masks))
+    pair = agents.make_spec(f"ensemble:paths={PPO}+{LEAGUE}")
+    by_hand = sum(torch.log_softmax(PolicyAgent(p).scores(obs, masks)[0].double(), -1) for p in (PPO, LEAGUE)) / 2
+    chosen = pair.act_batch(obs, masks)
+    np.testing.assert_array_equal(chosen, by_hand.argmax(-1).numpy())
+    assert masks[np.arange(len(chosen)), chosen].all()
+    # the two members disagree somewhere, and the vote then follows neither one blindly
+    assert (agents.make("ppo").act_batch(obs, masks) != agents.make("ppo-league").act_batch(obs, masks)).any()
+
+
+def test_a_sampling_ensemble_draws_legal_moves_the_same_under_its_seed_and_keys():
+    obs, masks = tables(ticks=10)
+    keys = np.arange(len(obs), dtype=np.uint64) * np.uint64(7919)
+    draws = [agents.make_spec(f"ensemble:paths={PPO}+{LEAGUE},greedy=false", seed=5).act_batch(obs, masks, keys=keys)
+             for _ in range(2)]  # fmt: skip
+    np.testing.assert_array_equal(draws[0], draws[1])
+    assert masks[np.arange(len(obs)), draws[0]].all()
+
+
+def test_it_plays_through_the_harness():
+    report = evaluate([f"ensemble:paths={PPO}+{LEAGUE}", "greedy", "heuristic", "random"], hands=2, seed=1,
+                      progress=False)  # fmt: skip
+    assert report["summary"][0]["agent"].startswith("ensemble") and report["hands_played"] == 8
+
+
+@pytest.mark.parametrize(
+    "spec, error, message",
+    [
+        ("ensemble", ValueError, "agent 'ensemble' needs paths=A.pt"),
+        ("ensemble:paths=model.zip", ValueError, "invalid paths='model.zip': accepted one or more .pt policies"),
+        (f"ensemble:paths={PPO}+missing.pt", FileNotFoundError, "no policy file at missing.pt"),
+        (f"ensemble:paths={PPO},depth=3", ValueError, "depth"),
+    ],
+)
+def test_bad_specs_are_refused_by_name(spec, error, message):
+    with pytest.raises(error, match=message):
+        agents.make_spec(spec)
+
+
+def test_members_must_fit_the_rules():
+    with pytest.raises(ValueError, match="trained for 4 players"):
+        EnsembleAgent([PPO, LEAGUE], config=NertzConfig(num_players=2))
