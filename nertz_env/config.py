@@ -154,8 +154,8 @@ class NertzConfig:
             the last of them (R3, R6).
         episode: ``"hand"`` (an episode is one hand) or ``"match"`` (a whole match, R8).
         target_score: the match target of R8 (``episode="match"``).
-        hands: play this many hands per match instead of a target (R8, Racing Demon); ``None``
-            plays to ``target_score``.
+        hands: play this many hands per match instead of a target (R8, Racing Demon), 1 to 127;
+            ``None`` plays to ``target_score``.
         max_hands: a match still undecided after this many hands (tie-break hands included) is
             truncated (``episode="match"``); 1 to 127, at least ``hands``.
         match_end: how a match to ``target_score`` ends and who wins it (R8): ``"highest"`` total,
@@ -261,8 +261,8 @@ class NertzConfig:
             _fail("episode", self.episode, "'hand' or 'match'")
         if not is_int(self.target_score) or not 1 <= self.target_score <= MAX_TICKS:
             _fail("target_score", self.target_score, f"an integer >= 1 (at most {MAX_TICKS})")
-        if self.hands is not None and (not is_int(self.hands) or self.hands < 1):
-            _fail("hands", self.hands, "None or an integer >= 1")
+        if self.hands is not None and (not is_int(self.hands) or not 1 <= self.hands <= 127):
+            _fail("hands", self.hands, "None or an integer from 1 to 127 (the most max_hands allows)")
         if not is_int(self.max_hands) or not 1 <= self.max_hands <= 127:
             _fail("max_hands", self.max_hands, "an integer from 1 to 127")
         if self.match_end not in MATCH_ENDS:

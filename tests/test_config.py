@@ -56,6 +56,9 @@ BAD_VALUES = [
     ("stall_ticks", 2.5, "'auto' or an integer >= 1"),
     ("max_stall_rotations", -1, "None or an integer >= 0"),
     ("max_stall_rotations", "3", "None or an integer >= 0"),
+    ("hands", 0, "None or an integer from 1 to 127"),
+    ("hands", 128, "None or an integer from 1 to 127"),
+    ("hands", 2**63, "None or an integer from 1 to 127"),  # a hypothesis find: once an OverflowError
     ("max_cycles", 0, "an integer >= 1"),
     ("max_cycles", 100.0, "an integer >= 1"),
     ("reward", "shaped", "'dense', 'sparse', 'relative' or 'lead'"),
