@@ -79,6 +79,7 @@ MAX_OBSERVED_TOTAL = 127 * 100 + 99
 MAX_POINTS = 1000  # nertz_penalty and call_bonus
 MAX_TICKS = 1_000_000  # max_cycles, stall_ticks, max_stall_rotations
 MAX_SPEED_RATIO = 1e6  # speed weights lie in [1 / ratio, ratio]
+MAX_HANDS = 127  # hands and max_hands: the observation counts a match's hands played and left in int8
 
 # Named rule sets of the source texts (RULES.md names them): ``NertzConfig.from_kwargs(preset=...)``.
 PRESETS: dict[str, dict[str, Any]] = {
@@ -261,10 +262,10 @@ class NertzConfig:
             _fail("episode", self.episode, "'hand' or 'match'")
         if not is_int(self.target_score) or not 1 <= self.target_score <= MAX_TICKS:
             _fail("target_score", self.target_score, f"an integer >= 1 (at most {MAX_TICKS})")
-        if self.hands is not None and (not is_int(self.hands) or not 1 <= self.hands <= 127):
-            _fail("hands", self.hands, "None or an integer from 1 to 127 (the most max_hands allows)")
-        if not is_int(self.max_hands) or not 1 <= self.max_hands <= 127:
-            _fail("max_hands", self.max_hands, "an integer from 1 to 127")
+        if self.hands is not None and (not is_int(self.hands) or not 1 <= self.hands <= MAX_HANDS):
+            _fail("hands", self.hands, f"None or an integer from 1 to {MAX_HANDS} (the most max_hands allows)")
+        if not is_int(self.max_hands) or not 1 <= self.max_hands <= MAX_HANDS:
+            _fail("max_hands", self.max_hands, f"an integer from 1 to {MAX_HANDS}")
         if self.match_end not in MATCH_ENDS:
             _fail("match_end", self.match_end, "'highest', 'caller', 'spread' or 'exceed'")
         if self.match_end != "highest" and self.hands is not None:

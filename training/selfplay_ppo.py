@@ -85,7 +85,7 @@ class Rollout:
 def hidden_reader(t: Any):
     """What reads the learner seats' hidden cards (``central_critic.HiddenCards``): the central
     critic, else the oracle input, else the auxiliary head (``training.aux_hidden``), else None."""
-    for reader in (t.critic, t.oracle, getattr(t, "aux", None)):
+    for reader in (t.critic, t.oracle, t.aux):
         if reader is not None:
             return reader
     return None
@@ -95,7 +95,7 @@ def hidden_needed(t: Any) -> bool:
     """Whether this update reads the hidden cards: for the central critic or the auxiliary head, or
     for the oracle input while its weight is above 0 (after the fade, a run with the oracle alone
     reads none)."""
-    if t.critic is not None or getattr(t, "aux", None) is not None:
+    if t.critic is not None or t.aux is not None:
         return True
     return t.oracle is not None and t.oracle_weight > 0
 
@@ -307,7 +307,7 @@ def loss_terms(t: Any, batch: Batch, mb_index: torch.Tensor, cloning: bool, bc_c
     that flag), and, unless ``cloning``, ``policy`` (PPO's clipped loss) and ``entropy``
     (``--ent-coef`` x the mean entropy); ``total_loss`` sums them. Records the minibatch's
     statistics in ``stats``."""
-    a, device, aux = t.args, t.device, getattr(t, "aux", None)
+    a, device, aux = t.args, t.device, t.aux
     mb = mb_index.numpy()
     # The pairs of the minibatch's rows, renumbered 0 .. len(mb) - 1.
     counts = batch.n_pairs[mb]
