@@ -303,8 +303,9 @@ class EnsembleAgent(Agent):
     """Several trained ``.pt`` policies voting as one: each legal move scored by the mean of the
     members' log-probabilities (each a softmax over the legal moves), the best played (``greedy``)
     or one drawn from their normalised product with the agent's seed. A decision costs a forward
-    pass per member: a baseline for what ensembling training seeds adds (and distilling them could
-    give one network), not a search-free single network."""
+    pass per member, and the move features once for each set of members that read the same ones: a
+    baseline for what ensembling training seeds adds (and distilling them could give one network),
+    not a search-free single network."""
 
     name = "ensemble"
 
@@ -321,11 +322,39 @@ class EnsembleAgent(Agent):
 
     def _choose(self, obs: np.ndarray, masks: np.ndarray, out: np.ndarray) -> None:
         torch = _torch()
-        mean = sum(torch.log_softmax(m.scores(obs, masks)[0].double(), -1) for m in self.members) / len(self.members)
+        logits = self.member_logits(obs, masks)
+        mean = sum(torch.log_softmax(member.double(), -1) for member in logits) / len(logits)
         if self.greedy:
             out[:] = mean.argmax(-1).numpy()
             return
         out[:] = sample_rows(torch.softmax(mean, -1).numpy(), masks, self.row_uniforms(len(out)))
+
+    def member_logits(self, obs: np.ndarray, masks: np.ndarray) -> list:
+        """Each member's masked logits, as its ``PolicyAgent.scores`` gives them (bit for bit), the
+        move features computed once for all members that read the same ones (``_feature_key``)."""
+        torch = _torch()
+        shared: dict[tuple, tuple] = {}
+        logits = []
+        for member in self.members:
+            key = _feature_key(member)
+            if key is None:
+                logits.append(member.scores(obs, masks)[0])
+                continue
+            if key not in shared:
+                shared[key] = tuple(map(torch.from_numpy, member._net.features(obs, masks)))
+            with torch.no_grad():
+                logits.append(member._net.score(torch.from_numpy(obs), *shared[key])[0])
+        return logits
+
+
+def _feature_key(member: PolicyAgent) -> tuple | None:
+    """What a move-scoring member's features depend on (its rules and feature flags); ``None`` for
+    a member that scores otherwise (a flat ``nertz-selfplay-v1`` network, or a ``call`` rule)."""
+    features = getattr(member._net, "features", None)
+    if features is None or member._caller is not None:
+        return None
+    return (features.config, features.depth, features.drop_features, features.cycle, features.opponent,
+            features.identity, features.follow, features.race)  # fmt: skip
 
 
 def _ensemble(config: NertzConfig | None = None, seed: int = 0, paths: str | None = None,

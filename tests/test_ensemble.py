@@ -9,6 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from nertz_env import NertzConfig, agents  # noqa: E402
+from nertz_env.agents.features import ActionFeatures  # noqa: E402
 from nertz_env.agents.policy import SHIPPED_POLICIES, EnsembleAgent, PolicyAgent  # noqa: E402
 from nertz_env.training.evaluate import evaluate  # noqa: E402
 from nertz_env.vector import NertzVectorEnv  # noqa: E402
@@ -41,6 +42,19 @@ def test_one_member_plays_as_the_policy_and_two_play_the_mean_of_their_log_proba
     assert masks[np.arange(len(chosen)), chosen].all()
     # the two members disagree somewhere, and the vote then follows neither one blindly
     assert (agents.make("ppo").act_batch(obs, masks) != agents.make("ppo-league").act_batch(obs, masks)).any()
+
+
+def test_members_that_read_the_same_features_share_one_computation_and_score_as_alone(monkeypatch):
+    obs, masks = tables(ticks=12)
+    trio = EnsembleAgent([PPO, LEAGUE, PPO])  # ppo's two copies read the same columns; ppo-league fewer
+    alone = [member.scores(obs, masks)[0] for member in trio.members]
+    computed, compute = [], ActionFeatures.__call__
+    monkeypatch.setattr(ActionFeatures, "__call__", lambda self, o, m: computed.append(self) or compute(self, o, m))
+    shared = trio.member_logits(obs, masks)
+    assert computed == [member._net.features for member in trio.members[:2]]  # the third reads the first's
+    for mine, its_own in zip(shared, alone):
+        torch.testing.assert_close(mine, its_own, rtol=0, atol=0)
+    assert not torch.equal(shared[0], shared[1])
 
 
 def test_a_sampling_ensemble_draws_legal_moves_the_same_under_its_seed_and_keys():
