@@ -8,27 +8,20 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from conftest import mid_hand  # noqa: E402
+
 from nertz_env import NertzConfig, agents  # noqa: E402
 from nertz_env.agents.features import ActionFeatures  # noqa: E402
 from nertz_env.agents.policy import SHIPPED_POLICIES, EnsembleAgent, PolicyAgent  # noqa: E402
 from nertz_env.training.evaluate import evaluate  # noqa: E402
-from nertz_env.vector import NertzVectorEnv  # noqa: E402
 
 PPO, LEAGUE = (str(SHIPPED_POLICIES[name][0]) for name in ("ppo", "ppo-league"))
 
 
-def tables(ticks: int = 30, games: int = 16) -> tuple[np.ndarray, np.ndarray]:
-    """Every seat's observation and mask over ``ticks`` ticks of 4-player play by ``heuristic``."""
-    envs = NertzVectorEnv(games, num_players=4)
-    obs, masks = envs.reset(seed=3)
-    player = agents.make("heuristic")
-    seen_obs, seen_masks = [], []
-    for _ in range(ticks):
-        flat_obs, flat_masks = obs.reshape(games * 4, -1), masks.reshape(games * 4, -1)
-        seen_obs.append(flat_obs.copy())
-        seen_masks.append(flat_masks.copy())
-        obs, masks, *_ = envs.step(player.act_batch(flat_obs, flat_masks).reshape(games, 4))
-    return np.concatenate(seen_obs), np.concatenate(seen_masks)
+def tables(num_envs: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """Every seat's observation and mask rows of ``conftest.mid_hand``'s tables."""
+    obs, masks = mid_hand(num_envs=num_envs)
+    return obs.reshape(-1, obs.shape[-1]), masks.reshape(-1, masks.shape[-1])
 
 
 def test_one_member_plays_as_the_policy_and_two_play_the_mean_of_their_log_probabilities():
@@ -45,7 +38,7 @@ def test_one_member_plays_as_the_policy_and_two_play_the_mean_of_their_log_proba
 
 
 def test_members_that_read_the_same_features_share_one_computation_and_score_as_alone(monkeypatch):
-    obs, masks = tables(ticks=12)
+    obs, masks = tables(num_envs=24)
     trio = EnsembleAgent([PPO, LEAGUE, PPO])  # ppo's two copies read the same columns; ppo-league fewer
     alone = [member.scores(obs, masks)[0] for member in trio.members]
     computed, compute = [], ActionFeatures.__call__
@@ -58,7 +51,7 @@ def test_members_that_read_the_same_features_share_one_computation_and_score_as_
 
 
 def test_a_sampling_ensemble_draws_legal_moves_the_same_under_its_seed_and_keys():
-    obs, masks = tables(ticks=10)
+    obs, masks = tables(num_envs=20)
     keys = np.arange(len(obs), dtype=np.uint64) * np.uint64(7919)
     draws = [agents.make_spec(f"ensemble:paths={PPO}+{LEAGUE},greedy=false", seed=5).act_batch(obs, masks, keys=keys)
              for _ in range(2)]  # fmt: skip
