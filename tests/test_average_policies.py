@@ -27,6 +27,13 @@ def test_the_last_policies_average_weight_by_weight_and_play(tmp_path):
     for name, value in net.state_dict().items():
         torch.testing.assert_close(value, (older[name] + newer[name]) / 2)
     assert blob["extra"]["averaged"] == [str(f) for f in files[1:]] and blob["extra"]["global_step"] == 1100
+    last = save_policy(tmp_path / "policy.pt", load_network(files[0])[0], NertzConfig(), (16,), action_hidden=8)
+    main([str(tmp_path), "--last", "2", "--with-last", "--out", str(tmp_path / "avg_end.pt")])
+    net, _, blob = load_network(tmp_path / "avg_end.pt")  # the newest kept policy and the run's end
+    end = load_network(last)[0].state_dict()
+    for name, value in net.state_dict().items():
+        torch.testing.assert_close(value, (newer[name] + end[name]) / 2)
+    assert blob["extra"]["averaged"] == [str(files[2]), str(last)]
     env_agent = agents.make("policy", path=str(tmp_path / "avg.pt"))
     from nertz_env.vector import NertzVectorEnv
 

@@ -7,6 +7,9 @@ policy file of the same format (``agents.make("policy", path=...)`` plays it), r
 it averaged and the decisions of the newest.
 
     python -m nertz_env.training.average_policies runs/league/seed3 --last 10 --out runs/league/seed3/averaged.pt
+
+``--with-last`` counts the run's final ``policy.pt`` as its newest kept policy (a run whose
+policies were kept far apart ends after its last kept one).
 """
 
 from __future__ import annotations
@@ -57,10 +60,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = Parser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run", help="a run directory of train_selfplay")
     parser.add_argument("--last", type=at_least(1), default=10, help="how many of the newest kept policies to average")
+    parser.add_argument("--with-last", action="store_true", help="count the run's policy.pt as its newest kept one")
     parser.add_argument("--out", required=True, help="the policy file to write")
     a = parser.parse_args(argv)
     try:
-        files = kept_policies(a.run)
+        files = kept_policies(a.run, with_last=a.with_last)
         if len(files) < a.last:
             raise ValueError(f"{a.run} keeps {len(files)} policies, fewer than --last {a.last}")
         path = average(files[-a.last :], a.out)
