@@ -115,14 +115,21 @@ def test_explained_variance_is_one_for_a_perfect_critic_and_zero_for_the_mean():
 
 def test_the_diagnostics_read_a_runs_ppo_phase_from_its_log(tmp_path, capsys):
     """``python -m training.central_critic RUN``: both critics' explained variance, the KL and the
-    clip fraction over the PPO phase (the updates after cloning), from the run's TensorBoard log."""
-    pytest.importorskip("tensorboard")
-    main(SMALL + ["--central-critic", "true", "--total-steps", "320", "--run-dir", str(tmp_path / "run")])
+    clip fraction over the PPO phase (the updates after cloning), from the run's ``scalars.jsonl``
+    (no TensorBoard needed), and from its TensorBoard log for a run made before that file."""
+    run = ["--central-critic", "true", "--total-steps", "320", "--run-dir", str(tmp_path / "run")]
+    main(SMALL + run + ["--tensorboard", "false"])
     figures = diagnostics(tmp_path / "run", window=2)
     assert figures["losses/clipfrac"]["updates"] == 3  # 4 updates, the first cloning
     assert figures["central/explained_central"]["updates"] == 3 and figures["losses/approx_kl"]["mean"] >= 0
     diagnostics_main([str(tmp_path / "run"), "--window", "2", "--out", str(tmp_path / "d.json")])
     assert "central/explained_network" in capsys.readouterr().out and (tmp_path / "d.json").is_file()
+    pytest.importorskip("tensorboard")
+    main(SMALL + run[:-1] + [str(tmp_path / "tb")])
+    (tmp_path / "tb" / "scalars.jsonl").unlink()  # as a run from before the file
+    from_tensorboard = diagnostics(tmp_path / "tb", window=2)  # the same run; TensorBoard keeps float32
+    assert from_tensorboard.keys() == figures.keys()
+    assert all(from_tensorboard[tag] == pytest.approx(figures[tag], rel=1e-6) for tag in figures)
     with pytest.raises(SystemExit):
         diagnostics_main([str(tmp_path)])  # no log there: a clear error, not a traceback
 

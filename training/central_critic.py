@@ -25,6 +25,7 @@ import torch
 
 from nertz_env.cli_checks import Parser, at_least, output_file
 from nertz_env.engine.constants import DECK_SIZE, HIDDEN_SIZE
+from nertz_env.training.scalars import read_scalars
 
 
 class HiddenCards:
@@ -120,19 +121,14 @@ DIAGNOSTICS = ("central/explained_central", "central/explained_network", "losses
 def diagnostics(run_dir: str | Path, window: int = 100) -> dict[str, dict[str, float]]:
     """Each of ``DIAGNOSTICS`` over a run's PPO phase (the updates after cloning, which log a clip
     fraction): its mean over the first ``window`` updates, over the whole phase and over the last
-    ``window``, from the run's TensorBoard log (``train_selfplay --tensorboard true``, the default)."""
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    logs = sorted(Path(run_dir).glob("events.out.tfevents.*"))
-    if not logs:
-        raise FileNotFoundError(f"{run_dir} holds no TensorBoard log (events.out.tfevents.*): use --tensorboard true")
-    log = EventAccumulator(str(logs[-1]), size_guidance={"scalars": 0})
-    log.Reload()
-    tags = log.Tags()["scalars"]
-    ppo_from = min((e.step for e in log.Scalars("losses/clipfrac")), default=0) if "losses/clipfrac" in tags else 0
+    ``window``, from the run's ``scalars.jsonl`` (or, for a run made before it, its TensorBoard log)."""
+    found = read_scalars(run_dir)
+    clip_steps = found.get("losses/clipfrac", ([], []))[0]
+    ppo_from = min(clip_steps, default=0)
     out = {}
     for tag in DIAGNOSTICS:
-        values = [e.value for e in log.Scalars(tag) if e.step >= ppo_from] if tag in tags else []
+        steps, values = found.get(tag, ([], []))
+        values = [v for step, v in zip(steps, values) if step >= ppo_from]
         if values:
             out[tag] = {"first": float(np.mean(values[:window])), "mean": float(np.mean(values)),
                         "last": float(np.mean(values[-window:])), "updates": len(values)}  # fmt: skip

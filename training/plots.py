@@ -2,8 +2,8 @@
 
 Every function reads what the project already writes: the report dict of
 ``training.evaluate.evaluate`` (its ``summary`` rows and ``ratings``), the ``{label: (mu, sigma)}``
-of ``training.evaluate.rate_pool``, and a self-play run directory (``evals.jsonl`` and its
-TensorBoard scalars). matplotlib (the ``training`` extra) is imported only inside them.
+of ``training.evaluate.rate_pool``, and a self-play run directory (``evals.jsonl``, and its
+``scalars.jsonl`` or TensorBoard scalars). matplotlib (the ``training`` extra) is imported only inside them.
 
 >>> from training.evaluate import evaluate                      # doctest: +SKIP
 >>> report = evaluate(["heuristic", "greedy", "passive", "random"], hands=200)  # doctest: +SKIP
@@ -17,6 +17,8 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from nertz_env.training import scalars as scalar_log
 
 __all__ = [
     "plot_learning_curve",
@@ -150,20 +152,7 @@ def plot_learning_curve(run: str | Path, metric: str = "win_share", ax=None):
     return ax
 
 
-def read_scalars(run_dir: str | Path, tags: Sequence[str] | None = None) -> dict[str, tuple[list, list]]:
-    """TensorBoard scalars of a run as ``{tag: (steps, values)}`` (every tag when ``tags`` is None)."""
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    acc = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
-    acc.Reload()
-    known = acc.Tags()["scalars"]
-    if tags is not None and (missing := [t for t in tags if t not in known]):
-        raise KeyError(f"no scalars {missing} in {run_dir}; known: {', '.join(known)}")
-    out = {}
-    for tag in tags if tags is not None else known:
-        events = acc.Scalars(tag)
-        out[tag] = ([e.step for e in events], [e.value for e in events])
-    return out
+read_scalars = scalar_log.read_scalars
 
 
 def plot_training_scalars(
@@ -171,7 +160,7 @@ def plot_training_scalars(
     tags: Sequence[str] = ("charts/episode_score", "losses/entropy", "losses/value_loss"),
     axes=None,
 ):
-    """One panel per TensorBoard scalar of a run, over learner steps; returns the axes."""
+    """One panel per scalar of a run (``read_scalars``), over learner steps; returns the axes."""
     scalars = read_scalars(run_dir, tags)
     if axes is None:
         _, axes = _pyplot().subplots(1, len(tags), figsize=(4 * len(tags), 3), layout="constrained", squeeze=False)

@@ -374,32 +374,3 @@ def _policy_loss(a: Any, newlogprob, old_logprobs, adv, stats: dict, weights=Non
     per_move = torch.max(-adv * ratio, -adv * clipped)
     stats["pg_loss"] = pg_loss = (per_move if weights is None else weights * per_move).mean()
     return pg_loss
-
-
-def log_scalars(writer, stats: dict, times: dict[str, float], step: int) -> None:
-    """The update's TensorBoard scalars."""
-    elapsed = times["elapsed"]
-    for name, value in (
-        ("charts/learning_rate", times["lr"]),
-        ("charts/episode_score", times["score"]),
-        ("charts/steps_per_second", times["batch"] / elapsed),
-        ("charts/env_share_of_time", times["env"] / elapsed),
-        ("charts/features_share_of_time", times["features"] / elapsed),
-        ("charts/rollout_net_share_of_time", times["net"] / elapsed),
-        ("charts/update_share_of_time", (elapsed - times["rollout"]) / elapsed),
-        ("charts/bc_coef", times["bc_coef"]),
-    ):
-        writer.add_scalar(name, value, step)
-    if stats["agreement"]:
-        writer.add_scalar("charts/teacher_agreement", float(np.mean(stats["agreement"])), step)
-    writer.add_scalar("losses/value_loss", stats["v_loss"].item(), step)
-    writer.add_scalar("losses/policy_loss", stats["pg_loss"].item(), step)
-    writer.add_scalar("losses/bc_loss", stats["bc_loss"].item(), step)
-    writer.add_scalar("losses/entropy", stats["entropy"].mean().item(), step)
-    writer.add_scalar("losses/approx_kl", stats["approx_kl"].item(), step)
-    if stats["clipfracs"]:
-        writer.add_scalar("losses/clipfrac", float(np.mean(stats["clipfracs"])), step)
-    if "aux_loss" in stats:  # train_selfplay --aux-hidden
-        writer.add_scalar("losses/aux_hidden_loss", stats["aux_loss"].item(), step)
-    for name, value in stats.get("central", {}).items():  # train_selfplay --central-critic
-        writer.add_scalar(f"central/{name}", value, step)

@@ -30,12 +30,14 @@ Two phases in one run, on the same rollouts:
     python -m training.train_selfplay --total-steps 200000 --exp-name quick
     python -m training.train_selfplay --resume runs/<run>/checkpoint.pt
 
-Writes ``runs/{env}__{exp}__{seed}__{time}/`` (printed at the start): TensorBoard logs,
-``checkpoint.pt`` (one file with everything needed to resume exactly, evaluations included),
-``policy.pt`` (the policy alone, for ``agents.make("policy", path=...)``), a copy of it every
-``--keep-policy-every`` updates in ``policies/policy_{decisions}.pt`` (what ``training.ladder``
-rates against training decisions), ``config.json`` and ``evals.jsonl``. Each evaluation is printed
-as it ends, and a summary table at the end of the run.
+Writes ``runs/{env}__{exp}__{seed}__{time}/`` (printed at the start): ``scalars.jsonl`` (every
+update's losses, KL, clip fraction, entropy, pool shares, ...: ``training.scalars``), the same as
+TensorBoard logs unless ``--tensorboard false``, ``checkpoint.pt`` (one file with everything needed
+to resume exactly, evaluations included), ``policy.pt`` (the policy alone, for
+``agents.make("policy", path=...)``), a copy of it every ``--keep-policy-every`` updates in
+``policies/policy_{decisions}.pt`` (what ``training.ladder`` rates against training decisions),
+``config.json`` and ``evals.jsonl``. Each evaluation is printed as it ends, and a summary table at
+the end of the run.
 On ``--resume`` the checkpoint's arguments hold: a flag that contradicts them is an error, except
 ``--total-steps``, ``--stop-after``, ``--progress`` and ``--tensorboard``.
 """
@@ -83,8 +85,9 @@ from nertz_env.training.checkpoint import (
 from nertz_env.training.init_policy import start_from
 from nertz_env.training.opponent_pool import Opponents
 from nertz_env.training.oracle import OracleInput, oracle_weight
+from nertz_env.training.scalars import ScalarLog, update_scalars
 from nertz_env.training.selfplay_args import BEFORE_FLAG, LR_SHAPES, MAY_CHANGE, PER_CALL, REQUIRED, Args, check_args
-from nertz_env.training.selfplay_ppo import Loop, Rollout, Seats, advantages, collect, log_scalars
+from nertz_env.training.selfplay_ppo import Loop, Rollout, Seats, advantages, collect
 from nertz_env.training.selfplay_ppo import update as update_net
 from nertz_env.vector import NertzVectorEnv
 
@@ -334,12 +337,13 @@ def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
         from torch.utils.tensorboard import SummaryWriter
 
         writer = SummaryWriter(str(run_dir))
+    scalars = ScalarLog(run_dir, loop.global_step, writer)  # scalars.jsonl, and TensorBoard with --tensorboard
     buf = Rollout.for_trainer(t)
     bar = tqdm(total=t.num_updates * t.batch_size, initial=(first - 1) * t.batch_size, disable=not args.progress,
                unit="step", dynamic_ncols=True, file=sys.stderr)  # fmt: skip
     began = time.perf_counter()
     for update in range(first, t.num_updates + 1):
-        train_one(t, buf, loop, update, bar, writer)
+        train_one(t, buf, loop, update, bar, scalars)
         last_update = update == t.num_updates or update - first + 1 == args.stop_after
         eval_due = bool(args.eval_every) and (update % args.eval_every == 0 or last_update)
         keep = bool(args.keep_policy_every) and update % args.keep_policy_every == 0
@@ -356,13 +360,12 @@ def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
         if last_update:
             break
     bar.close()
-    if writer is not None:
-        writer.close()
+    scalars.close()
     say(summary_table(evals, run_dir, loop.global_step, time.perf_counter() - began))
     return run_dir
 
 
-def train_one(t: Trainer, buf: Rollout, loop: Loop, update: int, bar, writer) -> None:
+def train_one(t: Trainer, buf: Rollout, loop: Loop, update: int, bar, scalars: ScalarLog) -> None:
     """One rollout and one update, with the learning rate and teacher pull of this update."""
     a = t.args
     t0 = time.perf_counter()
@@ -377,14 +380,13 @@ def train_one(t: Trainer, buf: Rollout, loop: Loop, update: int, bar, writer) ->
     bar.update(t.batch_size)
     mean_score = float(np.mean(loop.recent[-200:])) if loop.recent else float("nan")
     bar.set_postfix(score=f"{mean_score:.1f}", sps=f"{t.batch_size / elapsed:.0f}", phase="bc" if cloning else "ppo")
-    if writer is not None:
-        times = dict(buf.times, elapsed=elapsed, rollout=t_rollout, lr=lr, score=mean_score, batch=t.batch_size,
-                     bc_coef=bc_coef)  # fmt: skip
-        log_scalars(writer, stats, times, loop.global_step)
-        if t.oracle is not None:  # --oracle-policy: this update's weight of the hidden-card input
-            writer.add_scalar("charts/oracle_weight", t.oracle_weight, loop.global_step)
-        for name, value in t.pool.summary().items():
-            writer.add_scalar(f"pool/{name}", value, loop.global_step)
+    times = dict(buf.times, elapsed=elapsed, rollout=t_rollout, lr=lr, score=mean_score, batch=t.batch_size,
+                 bc_coef=bc_coef)  # fmt: skip
+    figures = update_scalars(stats, times)
+    if t.oracle is not None:  # --oracle-policy: this update's weight of the hidden-card input
+        figures["charts/oracle_weight"] = t.oracle_weight
+    figures.update({f"pool/{name}": value for name, value in t.pool.summary().items()})
+    scalars.write(loop.global_step, update, figures)
 
 
 if __name__ == "__main__":
