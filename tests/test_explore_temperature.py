@@ -104,7 +104,7 @@ def test_the_trainer_draws_at_the_temperature_in_the_ppo_phase_only(monkeypatch)
     monkeypatch.setattr(selfplay_ppo, "draw", recording_draw)
     t, loop, buf, first = open_trainer([*TINY, "--explore-temperature", "1.5"])
     for update in (first, first + 1, first + 2):
-        train_one(t, buf, loop, update, bar=tqdm(disable=True), writer=None)
+        train_one(t, buf, loop, update, bar=tqdm(disable=True))
     steps = t.args.num_steps
     assert seen == [1.0] * (2 * steps) + [1.5] * steps
     assert t.args.explore_correction == "none" and buf.weights is None
@@ -117,9 +117,9 @@ def test_with_importance_correction_the_rollout_keeps_each_moves_weight():
     """``--explore-correction importance``: the PPO rollout's weights are the draws' importance
     weights (not all 1 at T = 3), the cloning rollouts' all 1."""
     t, loop, buf, first = open_trainer([*TINY, "--explore-temperature", "3", "--explore-correction", "importance"])
-    train_one(t, buf, loop, first, bar=tqdm(disable=True), writer=None)
+    train_one(t, buf, loop, first, bar=tqdm(disable=True))
     assert torch.equal(buf.weights, torch.ones_like(buf.weights))
-    train_one(t, buf, loop, first + 2, bar=tqdm(disable=True), writer=None)
+    train_one(t, buf, loop, first + 2, bar=tqdm(disable=True))
     assert (buf.weights > 0).all() and not torch.equal(buf.weights, torch.ones_like(buf.weights))
 
 

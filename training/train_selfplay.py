@@ -365,8 +365,9 @@ def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
     return run_dir
 
 
-def train_one(t: Trainer, buf: Rollout, loop: Loop, update: int, bar, scalars: ScalarLog) -> None:
-    """One rollout and one update, with the learning rate and teacher pull of this update."""
+def train_one(t: Trainer, buf: Rollout, loop: Loop, update: int, bar, scalars: ScalarLog | None = None) -> None:
+    """One rollout and one update, with the learning rate and teacher pull of this update; its figures
+    go to ``scalars`` when given."""
     a = t.args
     t0 = time.perf_counter()
     cloning, lr, bc_coef = apply_schedule(t, update)
@@ -380,6 +381,8 @@ def train_one(t: Trainer, buf: Rollout, loop: Loop, update: int, bar, scalars: S
     bar.update(t.batch_size)
     mean_score = float(np.mean(loop.recent[-200:])) if loop.recent else float("nan")
     bar.set_postfix(score=f"{mean_score:.1f}", sps=f"{t.batch_size / elapsed:.0f}", phase="bc" if cloning else "ppo")
+    if scalars is None:
+        return
     times = dict(buf.times, elapsed=elapsed, rollout=t_rollout, lr=lr, score=mean_score, batch=t.batch_size,
                  bc_coef=bc_coef)  # fmt: skip
     figures = update_scalars(stats, times)
