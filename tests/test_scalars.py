@@ -66,5 +66,8 @@ def test_damaged_or_missing_files_are_named(tmp_path):
     (tmp_path / FILE).write_text('{"global_step": 80, "update": 1}\nnot json\n{"global_step": 160, "update": 2}\n')
     with pytest.raises(ValueError, match=rf"{FILE}, line 2: not a JSON line"):
         read_lines(tmp_path / FILE)
+    (tmp_path / FILE).write_text('{"global_step": 80, "update": 1}\n[1, 2]\n')  # JSON, but not a line of ours
+    with pytest.raises(ValueError, match=r'line 2: .*an integer "global_step"'):
+        read_lines(tmp_path / FILE)
     with pytest.raises(FileNotFoundError, match=r"neither scalars.jsonl nor a TensorBoard log"):
         read_scalars(tmp_path / "nothing")

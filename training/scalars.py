@@ -76,7 +76,10 @@ def read_lines(path: str | Path, up_to: int | None = None) -> list[dict[str, Any
         except json.JSONDecodeError:
             if all(not rest.strip() for rest in lines[k + 1:]):
                 break  # the line being written when the run was killed
-            raise ValueError(f"{path}, line {k + 1}: not a JSON line of train_selfplay's scalars") from None
+            row = None
+        if not isinstance(row, dict) or not isinstance(row.get("global_step"), int):
+            raise ValueError(f"{path}, line {k + 1}: not a JSON line of train_selfplay's scalars "
+                             '(an object with an integer "global_step")')  # fmt: skip
         if up_to is None or row["global_step"] <= up_to:
             rows.append(row)
     return rows
@@ -88,10 +91,13 @@ def read_scalars(run_dir: str | Path, tags: list[str] | tuple[str, ...] | None =
     before that file. A tag the run does not hold is a ``KeyError`` naming the known ones."""
     path = Path(run_dir) / FILE
     if path.exists():
-        rows = read_lines(path)
-        held = {tag: [row for row in rows if tag in row] for row in rows for tag in row}
-        found = {tag: ([r["global_step"] for r in rs], [math.nan if r[tag] is None else r[tag] for r in rs])
-                 for tag, rs in held.items() if tag not in ("global_step", "update")}  # fmt: skip
+        found = {}
+        for row in read_lines(path):
+            for tag, value in row.items():
+                if tag not in ("global_step", "update"):
+                    steps, values = found.setdefault(tag, ([], []))
+                    steps.append(row["global_step"])
+                    values.append(math.nan if value is None else value)
     elif list(Path(run_dir).glob("events.out.tfevents.*")):
         found = _tensorboard_scalars(run_dir)
     else:
