@@ -26,7 +26,7 @@ TIMINGS = ("charts/steps_per_second", "charts/env_share_of_time", "charts/featur
 
 
 def update_scalars(stats: dict[str, Any], times: dict[str, float]) -> dict[str, float]:
-    """The tags and values of one update: ``stats`` from ``selfplay_ppo.update_net``, ``times`` the
+    """The tags and values of one update: ``stats`` from ``selfplay_ppo.update``, ``times`` the
     rollout's timings plus ``elapsed``, ``rollout``, ``lr``, ``score``, ``batch`` and ``bc_coef``."""
     elapsed = times["elapsed"]
     out = {
@@ -122,11 +122,10 @@ class ScalarLog:
     lines past ``global_step`` (what the checkpoint holds) are dropped first."""
 
     def __init__(self, run_dir: Path, global_step: int, writer=None):
-        from nertz_env.training.checkpoint import atomic_write  # torch's side of the package
+        from nertz_env.training.checkpoint import write_json_lines  # torch's side of the package
 
         self.path = Path(run_dir) / FILE
-        kept = read_lines(self.path, up_to=global_step)
-        atomic_write(self.path, lambda tmp: tmp.write_text("".join(json.dumps(r) + "\n" for r in kept)))
+        write_json_lines(self.path, read_lines(self.path, up_to=global_step))
         self.writer = writer
         self._file = self.path.open("a", buffering=1)  # line-buffered: each update's line reaches the file
 
