@@ -115,14 +115,15 @@ def test_the_plot_draws_the_search_free_trained_players_of_the_standard_evaluati
     _stored(tmp_path, "fewer_deals", "policy:path=runs/a/policy.pt", 0.270, deals=4000)
     _stored(tmp_path, "the_search", "heuristic:depth=3,wait=soon", 0.259)
     _stored(tmp_path, "learned_search", "rollout", 0.287)
+    _stored(tmp_path, "clone_shifted", "offset-policy(path=runs/a/clone.pt, offsets=draw=-2)", 0.249)
     rows = learning_results.search_free(tmp_path)
-    assert [r[0] for r in rows] == ["recipe_cloning_only", "recipe_seed1", "shipped"]
-    assert rows[1][1:] == pytest.approx((0.262, 0.258, 0.266))
+    assert [r[0] for r in rows] == ["recipe_cloning_only", "clone_shifted", "recipe_seed1", "shipped"]
+    assert rows[2][1:] == pytest.approx((0.262, 0.258, 0.266))
     pytest.importorskip("matplotlib", reason="the plot needs the training extra's matplotlib")
     out = tmp_path / "plateau.png"
     assert learning_results.main(["--folder", str(tmp_path), "--plot", str(out)]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert capsys.readouterr().out == f"{out}: 3 search-free players drawn\n"
+    assert capsys.readouterr().out == f"{out}: 4 search-free players drawn\n"
 
 
 def test_the_plot_is_refused_where_it_could_not_be_written(tmp_path, capsys):

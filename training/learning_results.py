@@ -17,9 +17,10 @@ row per stored report: the first agent's win share and its paired score differen
 against each other seat's agent, with the 95% intervals over deals.
 
 ``--plot`` draws every stored search-free trained player measured on the standard evaluation (its
-first seat a ``policy:`` file or the shipped ``ppo``/``ppo-league``, with no rule put in for the
-network, on the 10,000 deals of seed 2032) as its win share and interval, sorted, the cloning-only
-players apart, beside the even share (0.25) and the aim (0.27): where every recipe lands.
+first seat a ``policy:`` file, the shipped ``ppo``/``ppo-league`` or a ``training.move_offsets``
+player, with no rule put in for the network, on the 10,000 deals of seed 2032) as its win share
+and interval, sorted, the cloning-only players (no PPO, shifted or not) apart, beside the even
+share (0.25) and the aim (0.27): where every recipe lands.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def search_free(folder: Path = FOLDER) -> list[tuple[str, float, float, float]]:
     for path in sorted(folder.glob("*.json")):
         report = json.loads(path.read_text())
         first = report["specs"][0] if "specs" in report else report["agents"][0]
-        trained = first.startswith("policy:") or first.split(":")[0] in ("ppo", "ppo-league")
+        trained = first.startswith(("policy:", "offset-policy(")) or first.split(":")[0] in ("ppo", "ppo-league")
         if not trained or "call=" in first or any(report.get(k) != v for k, v in STANDARD.items()):
             continue
         me = next(r for r in report["summary"] if r["agent"] == report["agents"][0])
@@ -92,13 +93,14 @@ def plot_search_free(rows: Sequence[tuple[str, float, float, float]], path: str 
 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 3.6), layout="constrained")
-    for clone in (True, False):
+    for clone in (False, True):  # the cloning-only ones drawn last, over the rest
         shown = [(i, r) for i, r in enumerate(rows) if ("cloning_only" in r[0]) == clone]
         x = [i for i, _ in shown]
         y = [r[1] for _, r in shown]
         err = [[r[1] - r[2] for _, r in shown], [r[3] - r[1] for _, r in shown]]
         ax.errorbar(x, y, yerr=err, fmt="o", ms=3, capsize=0, color="#999999" if clone else "#2b6ca3",
-                    label=f"{'cloning only' if clone else 'cloning, then PPO or fine-tuning'} ({len(x)})")  # fmt: skip
+                    label=f"{'cloning only, no PPO' if clone else 'cloning, then PPO or fine-tuning'} "
+                          f"({len(x)})")  # fmt: skip
     ax.axhline(EVEN, color="black", lw=0.8, ls=":", label=f"even share {EVEN}")
     ax.axhline(AIM, color="#c0392b", lw=1.0, ls="--", label=f"the aim {AIM}")
     below = sum(r[1] < FLOOR for r in rows)  # off the scale (the dense reward's 0.04), said in the label
