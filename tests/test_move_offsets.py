@@ -50,6 +50,8 @@ def test_no_offset_plays_as_the_policy_and_a_large_one_chooses_its_group_whereve
     assert can_lay.any() and (~can_lay).any() and (~in_group[plain[can_lay]]).any()
     assert in_group[laying[can_lay]].all() and masks[np.arange(len(laying)), laying].all()
     np.testing.assert_array_equal(laying[~can_lay], plain[~can_lay])  # a shift never makes a move legal
+    huge = mo.OffsetPolicy(PPO, {"waste>work": 1e12, "draw": -1e12}).act_batch(obs, masks)
+    assert masks[np.arange(len(huge)), huge].all()  # however large, illegal moves stay out
     assert repr(mo.OffsetPolicy(PPO, {"call": -1e4})) == f"offset-policy(path={PPO}, offsets=call=-10000)"
     never_call = mo.OffsetPolicy(PPO, {"call": -1e4}).act_batch(obs, masks)
     assert (never_call != ACTION_CALL).all() and masks[np.arange(len(never_call)), never_call].all()

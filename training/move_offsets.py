@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from nertz_env.actions import ActionCatalogue
-from nertz_env.agents.policy import PolicyAgent, _torch
+from nertz_env.agents.policy import PolicyAgent
 from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, output_file
 from nertz_env.config import NertzConfig
 from nertz_env.engine.constants import T_KIND, T_SOURCE, TO_FOUNDATION, TO_NERTZ, TO_WORK, UNDER, WORK_SOURCE
@@ -81,7 +82,7 @@ class OffsetPolicy(PolicyAgent):
             raise ValueError(f"{path}: move offsets shift a .pt policy's logits; accepted a train_selfplay.py policy")
         groups = move_groups(ActionCatalogue(self.config))
         shift = np.array([self.move_offsets.get(g, 0.0) for g in groups], dtype=np.float32)
-        self._shift = _torch().from_numpy(shift)
+        self._shift = torch.from_numpy(shift)
 
     def __repr__(self) -> str:  # the report's spec of this player
         shift = ",".join(f"{g}={v:g}" for g, v in self.move_offsets.items())
@@ -89,7 +90,8 @@ class OffsetPolicy(PolicyAgent):
 
     def scores(self, obs: np.ndarray, masks: np.ndarray):
         logits, values = super().scores(obs, masks)
-        return logits + self._shift, values  # illegal moves stay far below every legal one
+        legal = torch.from_numpy(np.asarray(masks) != 0)
+        return logits + torch.where(legal, self._shift, 0.0), values  # a shift never lifts an illegal move
 
 
 def parse_offsets(text: str) -> dict[str, float]:
