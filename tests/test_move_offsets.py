@@ -114,7 +114,8 @@ def test_kept_records_print_as_one_table_and_records_of_other_screens_are_refuse
     assert lines[4].startswith("| `wait=1,call=-3` | -0.0020 [-0.0040, +0.0005]")
     for argv, named in ((["--table", f"seed1={a}", f"x={c}"], "x screened other offsets than seed1"),
                         (["--table", str(a)], "accepted NAME=RECORD.json"),
-                        (["--table", f"s={tmp_path / 'none.json'}"], "No such file"), ([], "--policy and --offsets")):
+                        (["--table", f"s={tmp_path / 'none.json'}"], "No such file"), ([], "--policy and --offsets"),
+                        (["--table", f"s={a}", "--policy", PPO], "--table prints kept records; it takes no")):
         with pytest.raises(SystemExit) as exit_info:
             mo.main(argv)
         assert exit_info.value.code == 2 and named in capsys.readouterr().err

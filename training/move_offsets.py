@@ -186,6 +186,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="instead: print the markdown table of these records (--json files), one column each")
     args = ap.parse_args(argv)
     if args.table:
+        if args.policy or args.offsets or args.reports or args.json:
+            ap.error("--table prints kept records; it takes no --policy, --offsets, --reports or --json")
         return print_table(ap, args.table)
     if not args.policy or not args.offsets:
         ap.error("--policy and --offsets are needed to screen (or --table to print kept records)")
