@@ -32,14 +32,16 @@ import torch
 from nertz_env.actions import ActionCatalogue
 from nertz_env.agents.policy import PolicyAgent
 from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, output_file
-from nertz_env.config import NertzConfig
-from nertz_env.engine.constants import T_KIND, T_SOURCE, TO_FOUNDATION, TO_NERTZ, TO_WORK, UNDER, WORK_SOURCE
+from nertz_env.config import MOVE_KINDS, NertzConfig
+from nertz_env.engine.constants import NERTZ, T_KIND, T_SOURCE, TO_FOUNDATION, WASTE
 from nertz_env.training.compare_reports import compare
 from nertz_env.training.evaluate import evaluate
 
-DESTINATIONS = {TO_FOUNDATION: "foundation", TO_WORK: "work", UNDER: "under", TO_NERTZ: "nertz"}  # R4.2-R4.5, R4.8
-SOURCES = ("nertz", "waste", "work")
-MOVE_GROUPS = ("wait", "draw", "call") + tuple(f"{s}>{d}" for s in SOURCES for d in DESTINATIONS.values())
+KINDS = ("wait", *MOVE_KINDS)  # by the engine's kind code: wait, draw, call, then the card moves' destinations
+SOURCES = {NERTZ: "nertz", WASTE: "waste"}  # any other source is a work pile
+MOVE_GROUPS = KINDS[:TO_FOUNDATION] + tuple(
+    f"{s}>{d}" for s in (*SOURCES.values(), "work") for d in KINDS[TO_FOUNDATION:]
+)  # R4.1-R4.8
 OPPONENTS = ("heuristic:depth=3",) * 3
 
 
@@ -49,9 +51,9 @@ def move_groups(catalogue: ActionCatalogue) -> list[str]:
     groups = []
     for kind, source in catalogue.table[:, [T_KIND, T_SOURCE]]:
         if kind < TO_FOUNDATION:  # wait, draw, call: the first three groups
-            groups.append(MOVE_GROUPS[kind])
+            groups.append(KINDS[kind])
         else:
-            groups.append(f"{SOURCES[min(int(source), WORK_SOURCE)]}>{DESTINATIONS[int(kind)]}")
+            groups.append(f"{SOURCES.get(int(source), 'work')}>{KINDS[kind]}")
     return groups
 
 
