@@ -71,7 +71,8 @@ def test_bad_offsets_name_what_was_wrong_and_what_is_accepted(offsets, message):
 
 def test_the_cli_form_parses_each_shifted_player_and_refuses_a_bad_entry(capsys):
     assert mo.parse_offsets("draw=-0.3,call=3") == {"draw": -0.3, "call": 3.0}
-    for bad, named in (("draw", "accepted GROUP=NUMBER"), ("draw=x", "'x' is not a number"), ("pile=1", "pile")):
+    for bad, named in (("draw", "accepted GROUP=NUMBER"), ("draw=x", "'x' is not a number"), ("pile=1", "pile"),
+                       ("draw=1,draw=-1", "draw is given twice")):
         with pytest.raises(SystemExit) as exit_info:
             mo.main(["--policy", PPO, "--offsets", bad])
         assert exit_info.value.code == 2 and named in capsys.readouterr().err

@@ -103,6 +103,8 @@ def parse_offsets(text: str) -> dict[str, float]:
         group, sep, value = item.partition("=")
         if not sep:
             raise ValueError(f"invalid offsets {text!r}: accepted GROUP=NUMBER[,GROUP=NUMBER...]")
+        if group.strip() in offsets:  # the last would silently win
+            raise ValueError(f"invalid offsets {text!r}: {group.strip()} is given twice; give each group once")
         try:
             offsets[group.strip()] = float(value)
         except ValueError:
