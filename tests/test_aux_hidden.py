@@ -1,5 +1,7 @@
 """``train_selfplay --aux-hidden WEIGHT``: the observation summary also learns to predict the hidden
-cards about to matter (``training.aux_hidden``); the saved policy is the network alone."""
+cards about to matter (``training.aux_hidden``); the saved policy is the network alone. The pull on
+the shared layers and the exact resume are tested for both auxiliary heads in
+``tests/test_aux_opponents.py``."""
 
 from __future__ import annotations
 
@@ -10,10 +12,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from nertz_env.agents.policy import load_network  # noqa: E402
 from nertz_env.training.oracle import NEAR_PER_CARD, near_cards  # noqa: E402
 from nertz_env.training.selfplay_ppo import Batch, Rollout, advantages, collect, loss_terms, total_loss  # noqa: E402
-from nertz_env.training.train_selfplay import build, main, restore, start  # noqa: E402
+from nertz_env.training.train_selfplay import build, restore, start  # noqa: E402
 
 SMALL = ["--num-envs", "4", "--num-steps", "8", "--eval-every", "0", "--progress", "false", "--threads", "1"]
 SMALL += ["--lookahead-features", "false", "--scripted", "greedy", "--snapshot-every", "2", "--tensorboard", "false"]
@@ -64,42 +65,6 @@ def test_the_loss_is_the_entries_cross_entropy_per_place_and_enters_the_total(tm
     torch.testing.assert_close(terms["aux"], 0.5 * stats["aux_loss"])
     without = {k: v for k, v in terms.items() if k != "aux"}
     torch.testing.assert_close(total_loss(terms), total_loss(without) + terms["aux"])
-
-
-def test_the_loss_pulls_the_shared_layers_and_the_head_learns(tmp_path):
-    """The auxiliary term alone gives the observation summary's layers a gradient once the head is
-    away from zeros; a few steps on it alone lower it below its start."""
-    t, loop = trainer(tmp_path, "--aux-hidden", "1.0", "--bc-steps", "0")
-    _, batch = one_batch(t, loop)
-    rows = torch.arange(t.batch_size)
-    losses = []
-    optimizer = torch.optim.Adam(t.parameters(), lr=1e-2)
-    for _ in range(30):
-        terms = loss_terms(t, batch, rows, cloning=False, bc_coef=0.0, stats={"clipfracs": [], "agreement": []})
-        optimizer.zero_grad()
-        terms["aux"].backward()
-        losses.append(terms["aux"].item())
-        optimizer.step()
-    assert t.net.body[0].weight.grad.abs().sum() > 0
-    assert t.net.move_out.weight.grad is None or not t.net.move_out.weight.grad.any()
-    assert losses[-1] < 0.5 * losses[0]
-
-
-def test_a_run_resumes_as_one_and_saves_a_plain_policy(tmp_path):
-    """The head and its optimiser state are in the checkpoint, so a resumed run equals an
-    uninterrupted one; ``policy.pt`` is the network alone."""
-    common = SMALL + ["--aux-hidden", "0.25", "--total-steps", "640", "--bc-steps", "160", "--save-every", "1"]
-    main(common + ["--run-dir", str(tmp_path / "a")])
-    main(common + ["--run-dir", str(tmp_path / "b"), "--stop-after", "5"])
-    main(["--resume", str(tmp_path / "b" / "checkpoint.pt"), "--progress", "false"])
-    a = torch.load(tmp_path / "a" / "checkpoint.pt", weights_only=False)
-    b = torch.load(tmp_path / "b" / "checkpoint.pt", weights_only=False)
-    assert a["update"] == b["update"] == 8 and a["aux"]["head.weight"].any()
-    for part in ("aux", "net"):
-        for name, weight in a[part].items():
-            torch.testing.assert_close(b[part][name], weight, rtol=0, atol=0, msg=f"{part}.{name}")
-    _, _, blob = load_network(tmp_path / "a" / "policy.pt")
-    assert set(blob["state_dict"]) == set(a["net"])
 
 
 @pytest.mark.parametrize("value", ["-0.1", "nan", "inf"])

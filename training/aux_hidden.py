@@ -28,8 +28,9 @@ from nertz_env.training.oracle import NEAR_PER_CARD, near_cards
 
 
 class HiddenCardsHead(HiddenCards, torch.nn.Module):
-    """The auxiliary head ``summary -> logits [players * 10 * 52]`` (zeros at first, so a run with
-    the flag draws what a run without it draws), and where each learner seat's hidden cards lie."""
+    """The auxiliary head ``summary -> logits [players * 10 * 52]`` (zeros at first; the layer's
+    random start, zeroed at once, does take numbers from torch's generator, so the run's later
+    draws differ from a run without the flag), and where each learner seat's hidden cards lie."""
 
     def __init__(self, envs, learn_idx: np.ndarray, summary_width: int, device, stock_draw: int):
         torch.nn.Module.__init__(self)

@@ -26,7 +26,7 @@ from nertz_env.training import train_selfplay
 from nertz_env.training.selfplay_ppo import Batch, advantages, collect, loss_terms, total_loss
 
 TERMS = ("value", "teacher", "policy", "entropy")  # of selfplay_ppo.loss_terms, in the loss's order
-FLAG_TERMS = ("aux",)  # terms only some flags add (--aux-hidden)
+FLAG_TERMS = ("aux", "aux_opponents")  # terms only some flags add (--aux-hidden, --aux-opponents)
 
 
 def minibatch_norms(t, batch: Batch, mb_index: torch.Tensor, cloning: bool, bc_coef: float) -> dict[str, float]:
@@ -78,10 +78,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     result = measure(flags, a.updates, as_command=True)
     print(f"trainer flags: {' '.join(flags) or '(defaults)'}")
     print(f"gradient norms, medians over the minibatches of {a.updates} rollouts:")
-    print(f"{'term':>8} {'network':>9} {'summary':>9}")
+    print(f"{'term':>13} {'network':>9} {'summary':>9}")
     for term in (*TERMS, *FLAG_TERMS, "total"):
         if f"{term}_network" in result:
-            print(f"{term:>8} {result[f'{term}_network']:9.3g} {result[f'{term}_summary']:9.3g}")
+            print(f"{term:>13} {result[f'{term}_network']:9.3g} {result[f'{term}_summary']:9.3g}")
     print(f"the clip to --max-grad-norm keeps {result['kept']:.2f} of the sum's gradient (median)")
     if a.json:
         with open(a.json, "w") as f:

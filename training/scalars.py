@@ -50,6 +50,8 @@ def update_scalars(stats: dict[str, Any], times: dict[str, float]) -> dict[str, 
         out["losses/clipfrac"] = float(np.mean(stats["clipfracs"]))
     if "aux_loss" in stats:  # train_selfplay --aux-hidden
         out["losses/aux_hidden_loss"] = stats["aux_loss"].item()
+    if "aux_opponents_loss" in stats:  # train_selfplay --aux-opponents
+        out["losses/aux_opponents_loss"] = stats["aux_opponents_loss"].item()
     for name, value in stats.get("central", {}).items():  # train_selfplay --central-critic
         out[f"central/{name}"] = value
     return {tag: float(value) for tag, value in out.items()}

@@ -77,6 +77,8 @@ class Args:
     )
     aux_hidden: float = arg(0.0, "weight of an auxiliary loss: the observation summary also predicts the hidden "
                             "cards about to matter, --oracle-input near's entries (training.aux_hidden); 0: none")
+    aux_opponents: float = arg(0.0, "weight of an auxiliary loss: the observation summary also predicts the group of "
+                               "each opponent's move on the same tick (training.aux_opponents); 0: none")
     drop_features: tuple[str, ...] = arg(
         (), "feature groups zeroed in training and in the saved policy's play (an ablation)", choices=[*FEATURE_GROUPS]
     )
@@ -140,7 +142,8 @@ BEFORE_FLAG = {"sampler": "catalogue", "central_critic": False, "critic_lr": 0.0
                "follow_features": False, "afterstate": False, "move_set": False, "oracle_policy": False,
                "oracle_fade": 0.5, "oracle_input": "positions", "oracle_hold": 0.0,
                "lr_schedule": "linear", "explore_temperature": 1.0,
-               "explore_correction": "none", "aux_hidden": 0.0}  # fmt: skip
+               "explore_correction": "none", "aux_hidden": 0.0,
+               "aux_opponents": 0.0}  # fmt: skip
 
 
 def check_args(args: Args) -> None:
@@ -163,7 +166,7 @@ def check_args(args: Args) -> None:
     check_explore(args)
     if not 0.0 < args.pfsp_rate <= 1.0:
         raise ValueError(f"--pfsp-rate {args.pfsp_rate}: accepted a number in (0, 1]")
-    for name in ("win_bonus", "nertz_bonus", "critic_lr", "pfsp_power", "aux_hidden"):
+    for name in ("win_bonus", "nertz_bonus", "critic_lr", "pfsp_power", "aux_hidden", "aux_opponents"):
         if not math.isfinite(getattr(args, name)) or getattr(args, name) < 0:
             raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted a finite number >= 0")
     if args.bc_steps < -1:

@@ -56,6 +56,7 @@ class Rollout:
     values: torch.Tensor
     hidden: torch.Tensor | None = None  # ``[num_steps, n_learn, players * 156]``: with a central critic or oracle
     weights: torch.Tensor | None = None  # ``[num_steps, n_learn]``: importance weights (--explore-correction)
+    opponent_moves: torch.Tensor | None = None  # ``[num_steps, n_learn, P - 1]``: with --aux-opponents
     rows: list[np.ndarray] = field(default_factory=list)
     acts: list[np.ndarray] = field(default_factory=list)
     feats: list[np.ndarray] = field(default_factory=list)
@@ -79,6 +80,9 @@ class Rollout:
             buf.hidden = torch.zeros((t.args.num_steps, t.seats.n_learn, reader.width), dtype=torch.int8)
         if t.args.explore_correction == "importance":
             buf.weights = torch.ones((t.args.num_steps, t.seats.n_learn))
+        if t.aux_opponents is not None:
+            shape = (t.args.num_steps, t.seats.n_learn, t.args.num_players - 1)
+            buf.opponent_moves = torch.zeros(shape, dtype=torch.int8)
         return buf
 
 
@@ -163,6 +167,8 @@ def collect(t: Any, buf: Rollout, loop: Loop, bc_coef: float, temperature: float
         loop.actions[mixed, 1:] = t.pool.act_games(loop.opponent, loop.obs[mixed, 1:], loop.masks[mixed, 1:], device)
         te = time.perf_counter()
         t_opp += te - to
+        if buf.opponent_moves is not None:  # the tick's joint action is whole
+            buf.opponent_moves[step] = t.aux_opponents.targets(loop.actions)
         before = loop.obs[..., nertz_col].astype(np.int64) if a.nertz_bonus else None
         loop.obs, loop.masks, rewards, terms, truncs, infos = t.envs.step(loop.actions)
         t_env += time.perf_counter() - te
@@ -260,6 +266,7 @@ class Batch:
     taught: np.ndarray | None
     hidden: torch.Tensor | None = None  # ``[batch, players * 156]`` with a central critic or oracle
     weights: torch.Tensor | None = None  # ``[batch]``: importance weights (--explore-correction)
+    opponent_moves: torch.Tensor | None = None  # ``[batch, P - 1]``: with --aux-opponents
 
     @classmethod
     def of(cls, t: Any, buf: Rollout, adv: torch.Tensor, ret: torch.Tensor, bc_coef: float) -> Batch:
@@ -271,7 +278,8 @@ class Batch:
                    ret.reshape(-1), all_acts, torch.from_numpy(np.concatenate(buf.feats)), n_pairs,
                    np.cumsum(n_pairs) - n_pairs, pair_of(all_rows, all_acts, buf.actions.reshape(-1).numpy()),
                    taught, None if buf.hidden is None else buf.hidden.reshape(batch_size, -1),
-                   None if buf.weights is None else buf.weights.reshape(-1))  # fmt: skip
+                   None if buf.weights is None else buf.weights.reshape(-1),
+                   None if buf.opponent_moves is None else buf.opponent_moves.reshape(batch_size, -1))  # fmt: skip
 
 
 def update(t: Any, buf: Rollout, adv: torch.Tensor, ret: torch.Tensor, cloning: bool, bc_coef: float) -> dict:
@@ -303,10 +311,10 @@ def loss_terms(t: Any, batch: Batch, mb_index: torch.Tensor, cloning: bool, bc_c
                stats: dict) -> dict[str, torch.Tensor]:  # fmt: skip
     """The weighted terms of one minibatch's loss (rows ``mb_index`` of ``batch``): ``value``
     (``--vf-coef`` x the value loss), ``teacher`` (``bc_coef`` x the cross-entropy to the
-    teacher's labels, when ``bc_coef > 0``), ``aux`` (``--aux-hidden`` x the auxiliary loss, with
-    that flag), and, unless ``cloning``, ``policy`` (PPO's clipped loss) and ``entropy``
-    (``--ent-coef`` x the mean entropy); ``total_loss`` sums them. Records the minibatch's
-    statistics in ``stats``."""
+    teacher's labels, when ``bc_coef > 0``), ``aux`` and ``aux_opponents`` (``--aux-hidden``,
+    ``--aux-opponents`` x that auxiliary loss, with the flag), and, unless ``cloning``, ``policy``
+    (PPO's clipped loss) and ``entropy`` (``--ent-coef`` x the mean entropy); ``total_loss`` sums
+    them. Records the minibatch's statistics in ``stats``."""
     a, device, aux = t.args, t.device, t.aux
     mb = mb_index.numpy()
     # The pairs of the minibatch's rows, renumbered 0 .. len(mb) - 1.
@@ -323,7 +331,7 @@ def loss_terms(t: Any, batch: Batch, mb_index: torch.Tensor, cloning: bool, bc_c
         torch.from_numpy(batch.acts[pairs]).to(device),
         batch.feats.index_select(0, torch.from_numpy(pairs)).to(device),
         None if hidden is None else oracle_pre(t, hidden),
-        with_summary=aux is not None,
+        with_summary=aux is not None or batch.opponent_moves is not None,
     )
     logp, entropy = pair_log_softmax(scores, mb_rows, len(mb))
     stats["entropy"] = entropy
@@ -332,6 +340,9 @@ def loss_terms(t: Any, batch: Batch, mb_index: torch.Tensor, cloning: bool, bc_c
     if aux is not None:
         stats["aux_loss"] = aux_loss = aux.loss(summary[0], hidden)
         terms["aux"] = a.aux_hidden * aux_loss
+    if batch.opponent_moves is not None:
+        stats["aux_opponents_loss"] = moves_loss = t.aux_opponents.loss(summary[0], batch.opponent_moves[mb_index])
+        terms["aux_opponents"] = a.aux_opponents * moves_loss
     if bc_coef > 0:
         target = torch.from_numpy(offset + batch.taught[mb] - batch.first_pair[mb]).to(device)
         stats["bc_loss"] = bc_loss = -logp[target].mean()
@@ -349,12 +360,12 @@ def loss_terms(t: Any, batch: Batch, mb_index: torch.Tensor, cloning: bool, bc_c
 
 
 def total_loss(terms: dict[str, torch.Tensor]) -> torch.Tensor:
-    """The loss the update steps on, from ``loss_terms``: ``value + teacher + aux + policy - entropy``."""
+    """The loss the update steps on, from ``loss_terms``: ``value + teacher + aux + aux_opponents +
+    policy - entropy``."""
     loss = terms["value"]
-    if "teacher" in terms:
-        loss = loss + terms["teacher"]
-    if "aux" in terms:
-        loss = loss + terms["aux"]
+    for term in ("teacher", "aux", "aux_opponents"):
+        if term in terms:
+            loss = loss + terms[term]
     if "policy" in terms:
         loss = loss + terms["policy"] - terms["entropy"]
     return loss

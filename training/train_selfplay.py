@@ -66,6 +66,7 @@ from nertz_env.agents.policy import build_scorer, save_policy
 from nertz_env.config import NertzConfig
 from nertz_env.training.args import flag_errors, make_run_dir, parse_given, resume_args, rules_config
 from nertz_env.training.aux_hidden import HiddenCardsHead
+from nertz_env.training.aux_opponents import OpponentMovesHead
 from nertz_env.training.central_critic import CentralCritic
 from nertz_env.training.checkpoint import (
     CheckpointError,
@@ -129,6 +130,7 @@ class Trainer:
     oracle: OracleInput | None = None
     oracle_weight: float = 0.0  # this update's (``apply_schedule``)
     aux: HiddenCardsHead | None = None  # --aux-hidden: the auxiliary head (training.aux_hidden)
+    aux_opponents: OpponentMovesHead | None = None  # --aux-opponents (training.aux_opponents)
 
     def __post_init__(self) -> None:
         self.obs_dim, self.n_actions = self.envs.layout.size, self.envs.num_actions
@@ -138,8 +140,8 @@ class Trainer:
         self.bc_updates = min(self.num_updates, self.args.bc_steps // self.batch_size)
 
     def parameters(self) -> list[torch.nn.Parameter]:
-        """What the optimiser steps: the network's parameters, the oracle input's and the auxiliary head's."""
-        extra = [m for m in (self.oracle, self.aux) if m is not None]
+        """What the optimiser steps: the network's parameters, the oracle input's and the auxiliary heads'."""
+        extra = [m for m in (self.oracle, self.aux, self.aux_opponents) if m is not None]
         return [*self.net.parameters(), *(p for m in extra for p in m.parameters())]
 
 
@@ -173,11 +175,16 @@ def build(args: Args) -> Trainer:
         oracle = OracleInput(envs, seats.learn_idx, args.hidden[0], device, args.oracle_input, config.stock_draw)
         optimizer.add_param_group({"params": list(oracle.parameters())})
     aux = None
-    if args.aux_hidden > 0:  # its zeros draw nothing; stepped by the policy's optimiser
+    if args.aux_hidden > 0:  # stepped by the policy's optimiser; its layer's random start moves torch's generator
         aux = HiddenCardsHead(envs, seats.learn_idx, args.hidden[-1], device, config.stock_draw)
         optimizer.add_param_group({"params": list(aux.parameters())})
+    aux_opponents = None
+    if args.aux_opponents > 0:  # stepped likewise; takes no draws (training.aux_opponents)
+        aux_opponents = OpponentMovesHead(envs.catalogue, args.num_players, seats.learn_idx, args.hidden[-1], device)
+        optimizer.add_param_group({"params": list(aux_opponents.parameters())})
     return Trainer(args, config, device, rng, envs, net, optimizer, pool, features, teacher,
-                   features.plays_as(teacher), seats, lookahead, critic, oracle, aux=aux)  # fmt: skip
+                   features.plays_as(teacher), seats, lookahead, critic, oracle, aux=aux,
+                   aux_opponents=aux_opponents)  # fmt: skip
 
 
 def restore(t: Trainer, resume: dict[str, Any] | None) -> tuple[Loop, int, list[dict[str, Any]]]:
@@ -205,6 +212,8 @@ def restore(t: Trainer, resume: dict[str, Any] | None) -> tuple[Loop, int, list[
             t.oracle.load_state_dict(resume["oracle"])
         if t.aux is not None:
             t.aux.load_state_dict(resume["aux"])
+        if t.aux_opponents is not None:
+            t.aux_opponents.load_state_dict(resume["aux_opponents"])
     except (RuntimeError, ValueError, KeyError, pickle.UnpicklingError) as exc:
         raise CheckpointError(f"--resume {a.resume}: its contents do not fit this trainer ({exc})") from exc
     t.rng.bit_generator.state = resume["numpy_rng"]
@@ -296,6 +305,7 @@ def save(t: Trainer, run_dir: Path, update: int, loop: Loop, evals: list[dict[st
         **({"critic": t.critic.state_dict()} if t.critic is not None else {}),
         **({"oracle": t.oracle.state_dict()} if t.oracle is not None else {}),
         **({"aux": t.aux.state_dict()} if t.aux is not None else {}),
+        **({"aux_opponents": t.aux_opponents.state_dict()} if t.aux_opponents is not None else {}),
     }
     atomic_write(run_dir / "checkpoint.pt", lambda tmp: torch.save(state, tmp))
 
