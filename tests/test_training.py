@@ -63,6 +63,8 @@ def test_selfplay_smoke_writes_checkpoint_logs_and_a_loadable_policy(tmp_path):
         assert (tmp_path / name).stat().st_size > 0
     assert list(tmp_path.glob("events.out.tfevents.*"))
     assert_plays_legally(agents.make("policy", path=str(tmp_path / "policy.pt")), seed=0)
+    command = torch.load(tmp_path / "policy.pt", weights_only=False)["extra"]["command"]  # the command, no machine path
+    assert command.startswith("python -m nertz_env.training.train_selfplay --") and f"--run-dir {tmp_path} " in command
 
 
 def test_selfplay_resume_matches_an_uninterrupted_run(tmp_path):

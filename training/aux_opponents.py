@@ -6,8 +6,8 @@ both the move scores and the value (``MoveScorer.summary``) is also trained to p
 of the move each opponent makes on the same tick (``training.move_offsets.MOVE_GROUPS``: ``wait``,
 ``draw``, ``call``, or ``SOURCE>DESTINATION`` such as ``waste>work``; R4). ``OpponentMovesHead``
 maps the summary to one logit per (opponent, group), the opponents in the observation's order
-(seat ``(s + k) % P`` for ``k = 1 .. P - 1``, R9), and the loss adds ``WEIGHT`` x the groups'
-cross-entropy, averaged over opponents and rows.
+(seat ``(s + k) % P`` for ``k = 1 .. P - 1``, R9; with R8 partners one of them is the partner),
+and the loss adds ``WEIGHT`` x the groups' cross-entropy, averaged over those seats and the rows.
 
 The target is read from the tick's joint action while the run learns (a scripted or pool
 opponent's move, or, in a self-play game, the learner's own move at that seat); the head is not
@@ -25,8 +25,9 @@ from nertz_env.training.move_offsets import MOVE_GROUPS, move_groups
 
 
 class OpponentMovesHead(torch.nn.Module):
-    """The auxiliary head ``summary -> logits [P - 1, groups]`` (zeros at first, so a run with the
-    flag draws what a run without it draws), and each learner seat's targets."""
+    """The auxiliary head ``summary -> logits [P - 1, groups]`` (zeros at first, and built without
+    a draw from torch's generator, so a run with the flag draws the same moves as the same run
+    without it until the head's first update), and each learner seat's targets."""
 
     def __init__(self, catalogue: ActionCatalogue, num_players: int, learn_idx: np.ndarray, summary_width: int,
                  device) -> None:  # fmt: skip

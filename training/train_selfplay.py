@@ -48,6 +48,7 @@ import json
 import math
 import pickle
 import random
+import shlex
 import shutil
 import sys
 import time
@@ -131,6 +132,7 @@ class Trainer:
     oracle_weight: float = 0.0  # this update's (``apply_schedule``)
     aux: HiddenCardsHead | None = None  # --aux-hidden: the auxiliary head (training.aux_hidden)
     aux_opponents: OpponentMovesHead | None = None  # --aux-opponents (training.aux_opponents)
+    command: str = ""  # this invocation, as saved in policy.pt (``main``)
 
     def __post_init__(self) -> None:
         self.obs_dim, self.n_actions = self.envs.layout.size, self.envs.num_actions
@@ -311,7 +313,7 @@ def save(t: Trainer, run_dir: Path, update: int, loop: Loop, evals: list[dict[st
 
 
 def save_policy_file(t: Trainer, run_dir: Path, loop: Loop) -> None:
-    extra = {"global_step": loop.global_step, "command": " ".join(sys.argv), "seed": t.args.seed}
+    extra = {"global_step": loop.global_step, "command": t.command, "seed": t.args.seed}
     atomic_write(run_dir / "policy.pt", lambda tmp: save_policy(
         tmp, t.net, t.config, t.args.hidden, extra=extra, action_hidden=t.args.action_hidden))  # fmt: skip
 
@@ -339,6 +341,8 @@ def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
         say(f"run directory: {run_dir}")
         t = build(args)
         loop, first, evals = restore(t, resume)
+    flags = sys.argv[1:] if argv is None else argv
+    t.command = shlex.join(["python", "-m", "nertz_env.training.train_selfplay", *flags])
     write_json_lines(run_dir / "evals.jsonl", evals)  # what the checkpoint holds, nothing after it
     config_json = {"args": asdict(args), "rules": t.config.to_dict()}
     (run_dir / "config.json").write_text(json.dumps(config_json, indent=2, default=str))
