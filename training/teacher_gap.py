@@ -18,12 +18,11 @@ import numpy as np
 
 from nertz_env.actions import DRAW, TO_WORK, ActionCatalogue
 from nertz_env.cli_checks import USER_ERRORS, Parser, at_least
-from nertz_env.config import MOVE_KINDS, NertzConfig
+from nertz_env.config import NertzConfig
 from nertz_env.engine.constants import T_KIND
 from nertz_env.training.evaluate import build_agents
+from nertz_env.training.move_offsets import KINDS as KIND_NAMES  # by engine kind code (R4)
 from nertz_env.vector import NertzVectorEnv
-
-KIND_NAMES = ("wait", *MOVE_KINDS)  # by engine kind code (R4)
 
 
 def _source(name: str) -> str:

@@ -132,7 +132,6 @@ class Trainer:
     oracle_weight: float = 0.0  # this update's (``apply_schedule``)
     aux: HiddenCardsHead | None = None  # --aux-hidden: the auxiliary head (training.aux_hidden)
     aux_opponents: OpponentMovesHead | None = None  # --aux-opponents (training.aux_opponents)
-    command: str = ""  # this invocation, as saved in policy.pt (``main``)
 
     def __post_init__(self) -> None:
         self.obs_dim, self.n_actions = self.envs.layout.size, self.envs.num_actions
@@ -312,8 +311,8 @@ def save(t: Trainer, run_dir: Path, update: int, loop: Loop, evals: list[dict[st
     atomic_write(run_dir / "checkpoint.pt", lambda tmp: torch.save(state, tmp))
 
 
-def save_policy_file(t: Trainer, run_dir: Path, loop: Loop) -> None:
-    extra = {"global_step": loop.global_step, "command": t.command, "seed": t.args.seed}
+def save_policy_file(t: Trainer, run_dir: Path, loop: Loop, command: str) -> None:
+    extra = {"global_step": loop.global_step, "command": command, "seed": t.args.seed}
     atomic_write(run_dir / "policy.pt", lambda tmp: save_policy(
         tmp, t.net, t.config, t.args.hidden, extra=extra, action_hidden=t.args.action_hidden))  # fmt: skip
 
@@ -341,8 +340,8 @@ def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
         say(f"run directory: {run_dir}")
         t = build(args)
         loop, first, evals = restore(t, resume)
-    flags = sys.argv[1:] if argv is None else argv
-    t.command = shlex.join(["python", "-m", "nertz_env.training.train_selfplay", *flags])
+    flags = sys.argv[1:] if argv is None else argv  # saved in policy.pt as the command that made it
+    command = shlex.join(["python", "-m", "nertz_env.training.train_selfplay", *flags])
     write_json_lines(run_dir / "evals.jsonl", evals)  # what the checkpoint holds, nothing after it
     config_json = {"args": asdict(args), "rules": t.config.to_dict()}
     (run_dir / "config.json").write_text(json.dumps(config_json, indent=2, default=str))
@@ -362,7 +361,7 @@ def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
         eval_due = bool(args.eval_every) and (update % args.eval_every == 0 or last_update)
         keep = bool(args.keep_policy_every) and update % args.keep_policy_every == 0
         if update % args.save_every == 0 or last_update or eval_due or keep:  # evaluations read the saved policy
-            save_policy_file(t, run_dir, loop)
+            save_policy_file(t, run_dir, loop, command)
             if keep:  # a snapshot for the ladder, named by the decisions trained on
                 kept = run_dir / "policies" / f"policy_{loop.global_step:010d}.pt"
                 kept.parent.mkdir(exist_ok=True)
