@@ -176,6 +176,13 @@ class Agent(ABC):
         remember)."""
         self.seat = int(seat)
 
+    def reseed(self, seed: int) -> None:
+        """Restart the agent's chance from ``seed``, as if it had been built with it. The batched
+        and single-seat envs call it on the agents of their fixed seats at a seeded ``reset``, so
+        that the seed replays the whole episode, random opponents included."""
+        self.seed = check_seed(seed, "agent seed", allow_none=False)
+        self.rng = np.random.default_rng(self.seed)
+
     def act(self, observation: Mapping[str, Any]) -> int:
         """One decision from a PettingZoo-style ``{"observation", "action_mask"}`` dict."""
         if not isinstance(observation, Mapping) or not {"observation", "action_mask"} <= set(observation):

@@ -84,6 +84,12 @@ class RolloutAgent(Agent):
         self._plan = engine.mask_plan(self.catalogue.table)
         self._decisions = 0
 
+    def reseed(self, seed: int) -> None:
+        """As ``Agent.reseed``; the count that keys seedless decisions starts again too (the
+        play-out policy is read for its scores only, which draw nothing)."""
+        super().reseed(seed)
+        self._decisions = 0
+
     def _choose(self, obs: np.ndarray, masks: np.ndarray, out: np.ndarray) -> None:
         keys = self._keys if self._keys is not None else np.arange(self._decisions, self._decisions + len(obs))
         self._decisions += len(obs)

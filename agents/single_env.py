@@ -17,17 +17,19 @@ actions resolve together (R3). The learner's seat is drawn from the env's genera
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from nertz_env.config import NertzConfig
+from nertz_env.checks import check_one_action
+from nertz_env.config import NertzConfig, is_int
 from nertz_env.game import Game, check_reset_options
-from nertz_env.gym_vector import NertzGymVectorEnv
+from nertz_env.gym_vector import NertzGymVectorEnv, check_opponent_actions, opponent_seed
 from nertz_env.infos import infos, outcome
+from nertz_env.options import illegal_action_penalty as checked_penalty
 from nertz_env.render import render_rgb, render_text
 
 
@@ -42,22 +44,23 @@ class NertzSingleAgentEnv(gymnasium.Env):
         illegal_action_penalty: float = 0.0,
         **rules: Any,
     ):
+        check_opponent_list(opponents)
         rules.setdefault("num_players", len(opponents) + 1)
         self.config = NertzConfig.from_kwargs(**rules)
         if len(opponents) != self.config.num_players - 1:
             raise ValueError(
                 f"{self.config.num_players} players need {self.config.num_players - 1} opponents, got {len(opponents)}"
             )
-        if seat != "random" and (not isinstance(seat, int) or not 0 <= seat < self.config.num_players):
+        if seat != "random" and (not is_int(seat) or not 0 <= seat < self.config.num_players):
             raise ValueError(f"invalid seat={seat!r}: accepted 'random' or 0..{self.config.num_players - 1}")
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(f"invalid render_mode={render_mode!r}: accepted None, 'ansi' or 'rgb_array'")
-        self.game = Game(self.config, illegal_action_penalty=illegal_action_penalty)
+        self.illegal_action_penalty = checked_penalty(illegal_action_penalty)
+        self.game = Game(self.config, illegal_action_penalty=self.illegal_action_penalty)
         self.opponents = [self._agent(o, k) for k, o in enumerate(opponents)]
-        self.seat_option = seat
+        self.seat_option = seat if seat == "random" else int(seat)
         self.seat = 0
         self.render_mode = render_mode
-        self.illegal_action_penalty = float(illegal_action_penalty)
         lay = self.game.layout
         self.observation_space = spaces.Box(0, lay.high, (lay.size,), np.int8)
         self.action_space = spaces.Discrete(len(self.game.catalogue))
@@ -71,8 +74,14 @@ class NertzSingleAgentEnv(gymnasium.Env):
         return agents.make_spec(str(spec), seed=k, config=self.config)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        if options is not None and not isinstance(options, Mapping):
+            raise TypeError(f"reset options must be a dict such as {{'decks': [...]}} or None, got {options!r}")
         super().reset(seed=seed)
         check_reset_options(options or {})
+        if seed is not None:  # the opponents' chance restarts with the deal (Gymnasium's reset contract)
+            for k, agent in enumerate(self.opponents):
+                if callable(getattr(agent, "reseed", None)):
+                    agent.reseed(opponent_seed(seed, k))
         if seed is not None or not self.game.seeded:
             # The game's stream is drawn from the env's generator, so one seed fixes both.
             self.game.reset(seed=int(self.np_random.integers(2**63)), decks=(options or {}).get("decks"))
@@ -88,13 +97,12 @@ class NertzSingleAgentEnv(gymnasium.Env):
     def step(self, action: Any):
         if not self.game.seeded:
             raise RuntimeError("step() called before reset(); call reset() to deal the first hand")
-        a = int(action)
-        if not 0 <= a < self.action_space.n:
-            raise ValueError(f"action {a} is out of range; actions are 0..{self.action_space.n - 1}")
+        a = check_one_action(action, "the learner", int(self.action_space.n))
         g = self.game
         others = [s for s in range(self.config.num_players) if s != self.seat]
         for s, agent in zip(others, self.opponents):
-            self._actions[s] = agent.act_batch(g.obs[s : s + 1], g.masks[s : s + 1])[0]
+            chosen = agent.act_batch(g.obs[s : s + 1], g.masks[s : s + 1])
+            self._actions[s] = check_opponent_actions(chosen, 1, [s], int(self.action_space.n))[0]
         self._actions[self.seat] = a
         g.step(self._actions)
         reward = float(g.rewards[self.seat])  # the penalty of an illegal action included
@@ -134,6 +142,7 @@ def make_vector(
     for all its seats. ``options``: ``NertzGymVectorEnv``'s (rule options, ``observation_dtype``...)."""
     from nertz_env import agents
 
+    check_opponent_list(opponents)
     players = options.setdefault("num_players", len(opponents) + 1)
     if len(opponents) != players - 1:
         raise ValueError(f"{players} players need {players - 1} opponents, got {len(opponents)}")
@@ -148,3 +157,11 @@ def make_vector(
         else:
             seats[k] = by_name.setdefault(str(spec), agents.make_spec(str(spec), seed=k, config=config))
     return NertzGymVectorEnv(num_envs, seats, seed=seed, **options)
+
+
+def check_opponent_list(opponents: Any) -> None:
+    """The opponents of the single-seat envs: a list or tuple of agent names, specs or objects,
+    one per other seat (a lone name such as ``"greedy"`` would be read letter by letter)."""
+    if not isinstance(opponents, (list, tuple)):
+        raise TypeError(f"opponents must be a list of agents, one per other seat, such as ['greedy', 'greedy', "
+                        f"'greedy'], got {opponents!r}")

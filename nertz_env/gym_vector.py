@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = ["NertzGymVectorEnv", "Opponent"]
 
 Opponent = Callable[[np.ndarray, np.ndarray], np.ndarray]
+_OPPONENT_STREAM = 0x4F50  # keeps the opponents' seeds apart from the deal's streams
 
 
 def as_policy(opponent: Any, seat: int) -> Opponent:
@@ -57,8 +58,38 @@ def as_policy(opponent: Any, seat: int) -> Opponent:
         return opponent
     raise TypeError(
         f"opponent of seat {seat} must be callable(obs[n, D], masks[n, N]) -> actions[n] or have act_batch, "
-        f"got {opponent!r} (names like 'greedy' are resolved by gymnasium.make_vec('nertz_env/NertzSingle-v0'))"
+        f"got {opponent!r} (an agent by name: nertz_env.agents.make('greedy', config=...))"
     )
+
+
+def opponent_groups(opponents: Mapping[int, Any] | None, players: int) -> list[tuple[Any, Opponent, np.ndarray]]:
+    """``opponents`` (``{seat: agent}``) checked, grouped by agent object: ``(the object, the call
+    that chooses, its seats)``, so that an agent playing several seats is asked once for all."""
+    if opponents is None:
+        return []
+    if not isinstance(opponents, Mapping):
+        raise TypeError(f"opponents must be a dict {{seat: agent}} such as {{1: agent, 2: agent}}, got {opponents!r} "
+                        "(a list of names is what gymnasium.make_vec('nertz_env/NertzSingle-v0', opponents=...) takes)")
+    groups: dict[int, tuple[Any, Opponent, list[int]]] = {}
+    seated = sorted(((check_opponent_seat(seat, players), opp) for seat, opp in opponents.items()), key=lambda t: t[0])
+    for seat, opponent in seated:
+        groups.setdefault(id(opponent), (opponent, as_policy(opponent, seat), []))[2].append(seat)
+    return [(agent, policy, np.array(seats, np.int64)) for agent, policy, seats in groups.values()]
+
+
+def reseed_opponents(groups: list[tuple[Any, Opponent, np.ndarray]], seed: int) -> None:
+    """Restart the chance of every agent of ``groups`` that has ``reseed`` (the project's agents)
+    from ``seed`` and the agent's first seat, so that a seeded reset replays the episode with
+    random opponents too (Gymnasium's ``reset`` contract). A plain callable keeps its own chance."""
+    for agent, _, seats in groups:
+        reseed = getattr(agent, "reseed", None)
+        if callable(reseed):
+            reseed(opponent_seed(seed, int(seats[0])))
+
+
+def opponent_seed(seed: int, seat: int) -> int:
+    """The seed an opponent at ``seat`` restarts from when its env is reset with ``seed``."""
+    return int(np.random.SeedSequence([seed, _OPPONENT_STREAM, seat]).generate_state(1, np.uint64)[0])
 
 
 def check_opponent_seat(seat: Any, players: int) -> int:
@@ -107,16 +138,12 @@ class NertzGymVectorEnv(VectorEnv):
     ):
         self.vector = v = NertzVectorEnv(num_games, num_players, seed, num_threads, illegal_action_penalty, **rules)
         self._dtype = observation_dtype_of(observation_dtype)
-        opponents = dict(opponents or {})
-        for seat in opponents:
-            check_opponent_seat(seat, v.num_players)
-        self.learning_seats = np.array([p for p in range(v.num_players) if p not in opponents], np.int64)
+        self._opponents = opponent_groups(opponents, v.num_players)
+        taken = {int(s) for _, _, seats in self._opponents for s in seats}
+        self.learning_seats = np.array([p for p in range(v.num_players) if p not in taken], np.int64)
         if len(self.learning_seats) == 0:
             raise ValueError("every seat is given to an opponent: leave at least one seat to learn")
-        groups: dict[int, tuple[Opponent, list[int]]] = {}
-        for seat, opponent in sorted(opponents.items()):
-            groups.setdefault(id(opponent), (as_policy(opponent, seat), []))[1].append(int(seat))
-        self._opponents = [(policy, np.array(seats, np.int64)) for policy, seats in groups.values()]
+        self._dealt = False
 
         self._rows = (np.arange(v.num_envs)[:, None] * v.num_players + self.learning_seats[None, :]).reshape(-1)
         self._games = self._rows // v.num_players
@@ -137,7 +164,9 @@ class NertzGymVectorEnv(VectorEnv):
         seed = check_seed(seed)  # before the action space takes it: one rule for every door
         if seed is not None:
             self.action_space.seed(seed)
+            reseed_opponents(self._opponents, seed)
         self.vector.reset(seed=seed)
+        self._dealt = True
         return self._observations(), {"action_mask": self.action_masks()}
 
     def step(self, actions: Any):
@@ -146,8 +175,10 @@ class NertzGymVectorEnv(VectorEnv):
         if a.shape != (self.num_envs,):
             raise ValueError(f"actions must be integers shaped ({self.num_envs},), got {a.dtype} {a.shape}")
         check_int_actions(a, v.num_actions, "NertzGymVectorEnv.step")
+        if not self._dealt:
+            raise RuntimeError("call reset() before step()")
         self._actions[:, self.learning_seats] = a.reshape(v.num_envs, -1)
-        for policy, seats in self._opponents:  # they see the table the learners saw (R3)
+        for _, policy, seats in self._opponents:  # they see the table the learners saw (R3)
             chosen = policy(v.observations[:, seats].reshape(-1, v.obs_dim),
                             v.action_masks[:, seats].reshape(-1, v.num_actions))  # fmt: skip
             chosen = check_opponent_actions(chosen, v.num_envs * len(seats), seats, v.num_actions)

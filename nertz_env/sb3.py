@@ -28,7 +28,7 @@ Example:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,27 +36,13 @@ from gymnasium import spaces
 
 from nertz_env import engine
 from nertz_env.checks import check_int_actions, check_seed
-from nertz_env.gym_vector import check_opponent_actions, check_opponent_seat
+from nertz_env.gym_vector import check_opponent_actions, opponent_groups, reseed_opponents
 from nertz_env.vector import NertzVectorEnv
 
 try:
     from stable_baselines3.common.vec_env import VecEnv
 except ImportError as e:  # pragma: no cover - the training extra is optional
     raise ImportError("nertz_env.sb3 needs stable-baselines3: pip install 'nertz-env[training]'") from e
-
-Opponent = Callable[[np.ndarray, np.ndarray], np.ndarray]
-
-
-def _as_policy(opponent: Any, seat: int) -> Opponent:
-    """An agent with ``act_batch(observations, action_masks)`` or a callable of the same shape."""
-    if hasattr(opponent, "act_batch"):
-        return opponent.act_batch
-    if callable(opponent):
-        return opponent
-    raise TypeError(
-        f"opponent of seat {seat} must be callable(obs[n, D], masks[n, N]) or have act_batch, got {opponent!r}"
-    )
-
 
 class NertzSB3VecEnv(VecEnv):
     """Nertz for SB3: ``num_games`` games, the seats not in ``opponents`` learning (see module doc).
@@ -80,18 +66,12 @@ class NertzSB3VecEnv(VecEnv):
         self.vector = NertzVectorEnv(num_games, **vector_options)
         v = self.vector
         players = v.num_players
-        opponents = dict(opponents or {})
-        for seat in opponents:
-            check_opponent_seat(seat, players)
-        self.learning_seats = np.array([p for p in range(players) if p not in opponents], np.int64)
+        self._opponents = opponent_groups(opponents, players)  # one call per agent object, all its seats
+        taken = {int(s) for _, _, seats in self._opponents for s in seats}
+        self.learning_seats = np.array([p for p in range(players) if p not in taken], np.int64)
         if len(self.learning_seats) == 0:
             raise ValueError("every seat is given to an opponent: leave at least one seat to learn")
-        # One call per distinct opponent object, over every seat it plays.
-        groups: dict[int, tuple[Opponent, list[int]]] = {}
-        for seat, opponent in sorted(opponents.items()):
-            policy, seats = groups.setdefault(id(opponent), (_as_policy(opponent, seat), []))
-            seats.append(int(seat))
-        self._opponents = [(policy, np.array(seats, np.int64)) for policy, seats in groups.values()]
+        self._dealt = False
 
         n_learn = len(self.learning_seats)
         rows = np.arange(v.num_envs)[:, None] * players + self.learning_seats[None, :]
@@ -110,7 +90,10 @@ class NertzSB3VecEnv(VecEnv):
     # -- VecEnv ----------------------------------------------------------------------------
     def reset(self) -> np.ndarray:
         seed = next((s for s in self._seeds if s is not None), None)
+        if seed is not None:
+            reseed_opponents(self._opponents, seed)
         self.vector.reset(seed=seed)
+        self._dealt = True
         self._reset_seeds()
         self._reset_options()
         self._returns[:] = 0
@@ -135,9 +118,11 @@ class NertzSB3VecEnv(VecEnv):
             raise ValueError(f"expected {self.num_envs} actions (one per learning seat), got {a.shape[0]}")
         v = self.vector
         check_int_actions(a, v.num_actions, "NertzSB3VecEnv.step")  # a float or bool is not cast
+        if not self._dealt:
+            raise RuntimeError("call reset() before step()")
         self._actions[:, self.learning_seats] = a.reshape(v.num_envs, -1)
         obs, masks = v.observations, v.action_masks
-        for policy, seats in self._opponents:  # they see the table the learners saw (R3)
+        for _, policy, seats in self._opponents:  # they see the table the learners saw (R3)
             o = obs[:, seats].reshape(-1, v.obs_dim)
             m = masks[:, seats].reshape(-1, v.num_actions)
             chosen = check_opponent_actions(policy(o, m), o.shape[0], seats, v.num_actions)
