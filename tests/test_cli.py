@@ -186,6 +186,8 @@ raise SystemExit(main(sys.argv[1:]))
         (["train", "selfplay"], ["torch"], "training needs torch, which is not installed: pip install 'nertz-env[tr"),
         (["train", "sb3"], ["sb3_contrib"], "pip install 'nertz-env[training]'"),
         (["eval", "--agents", "ppo", "greedy", "greedy", "greedy"], ["torch"], "pip install 'nertz-env[training]'"),
+        (["benchmark", "exploit", "--task", "nertz-4p", "--agent", "greedy"], ["torch"],
+         "the exploitability proxy needs torch, which is not installed: pip install 'nertz-env[training]'"),
     ],
 )
 def test_a_missing_extra_is_named_in_one_line(tmp_path, argv, blocked, hint):

@@ -298,3 +298,14 @@ def test_sb3_full_disk_is_reported(tmp_path, monkeypatch):
         train_sb3.main([*SB3_TINY, "--total-steps", "64", "--eval-every", "0", "--out-dir", str(tmp_path)])
     run_dir = next(tmp_path.iterdir())
     assert not list(run_dir.glob("*.tmp*")) and not (run_dir / "checkpoint.zip").exists()
+
+
+def test_sb3_trains_with_its_default_progress_bar(tmp_path):
+    """``--progress true`` (the default) needs SB3's progress-bar libraries (tqdm and rich, both in
+    the ``training`` extra): the README's command runs as written."""
+    from nertz_env.training import train_sb3
+
+    flags = [f for f in SB3_TINY if f not in ("--progress", "false")]
+    train_sb3.main([*flags, "--total-steps", "64", "--eval-every", "0", "--out-dir", str(tmp_path)])
+    run_dir = next(tmp_path.iterdir())
+    assert (run_dir / "checkpoint.zip").exists()

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from nertz_env import tasks
-from nertz_env.cli_checks import MOST_DEALS, USER_ERRORS, Parser, at_least, output_file
+from nertz_env.cli_checks import MOST_DEALS, USER_ERRORS, Parser, at_least, output_file, require
 from nertz_env.training.evaluate import evaluate, versions
 from nertz_env.training.report import over_deals
 
@@ -139,6 +139,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz benchmark") -> in
     sub.add_parser("exploit", help="the exploitability proxy ('exploit --help'; training.exploit)", add_help=False)
     argv = list(argv) if argv is not None else None
     if argv and argv[0] == "exploit":
+        if not {"-h", "--help"} & set(argv[1:]):  # it trains a best responder: torch
+            require(Parser(prog=f"{prog} exploit"), "torch", what="the exploitability proxy")
         from nertz_env.training import exploit
 
         return exploit.main(argv[1:], prog=f"{prog} exploit")
