@@ -18,7 +18,8 @@ action              ``Discrete(N)``, the R10 catalogue
 action masks        ``infos["action_mask"]`` bool ``[num_envs, N]`` and ``action_masks()`` (R4)
 autoreset           ``SAME_STEP``: a game whose hand ended is dealt again in the same step; the
                     ended hand's last observation is ``infos["final_obs"]`` on the rows where
-                    ``infos["_final_obs"]``, with ``infos["final_score"]`` (R7) there
+                    ``infos["_final_obs"]``, with ``infos["final_score"]`` (R7) there, and
+                    ``infos["final_info"]`` its ``final_score`` and ``end_reason`` (R5)
 ==================  ========================================================================
 
 Rewards follow the ``reward`` option (R7); every seat of a game ends together (R5: a call or a
@@ -185,12 +186,16 @@ class NertzGymVectorEnv(VectorEnv):
             self._actions[:, seats] = chosen.reshape(v.num_envs, len(seats))
         _, _, rewards, terminated, truncated, vinfos = v.step(self._actions)
         flat = lambda x: x.reshape(-1)[self._rows]
-        infos: dict[str, Any] = {"action_mask": self.action_masks()}
+        infos: dict[str, Any] = {"action_mask": self.action_masks(), "_action_mask": np.ones(self.num_envs, bool)}
         ended = vinfos["episode"]["done"][self._games]
         if ended.any():
             final = vinfos["final_observation"].reshape(-1, v.obs_dim)[self._rows].astype(self._dtype)
             infos.update(final_obs=final, _final_obs=ended.copy())
             infos.update(final_score=flat(vinfos["episode"]["scores"]), _final_score=ended.copy())
+            # as Gymnasium's SyncVectorEnv gathers the ended sub-envs' last infos (SAME_STEP)
+            reason = vinfos["episode"]["end_reason"][self._games]
+            infos.update(final_info={"final_score": infos["final_score"], "_final_score": ended.copy(),
+                                     "end_reason": reason, "_end_reason": ended.copy()}, _final_info=ended.copy())
         return self._observations(), flat(rewards), flat(terminated), flat(truncated), infos
 
     def action_masks(self) -> np.ndarray:

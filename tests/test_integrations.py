@@ -274,8 +274,13 @@ def test_gymnasium_make_vec_reaches_the_batched_env():
         actions = sample_legal(infos["action_mask"], t)
         obs, rewards, terms, truncs, infos = env.step(actions)
         assert obs.shape == (6, env.single_observation_space.shape[0]) and rewards.shape == (6,)
+        assert infos["_action_mask"].all()  # every info key paired with its mask, as Gymnasium's own
         if "_final_obs" in infos:
             assert np.array_equal(infos["_final_obs"], terms | truncs)
+            final = infos["final_info"]  # SAME_STEP: the ended hands' last infos, as SyncVectorEnv gives
+            assert np.array_equal(infos["_final_info"], infos["_final_obs"]) and final["_end_reason"].any()
+            assert np.array_equal(final["final_score"], infos["final_score"])
+            assert set(final["end_reason"][infos["_final_obs"]].tolist()) <= {1, 2, 3}  # call, stall, max_cycles (R5)
             ended += int(infos["_final_obs"].sum())
     assert ended >= 12
     assert not env.vector.infos["illegal"].any()
