@@ -16,6 +16,7 @@ from numba import njit
 
 from nertz_env import engine
 from nertz_env.cards import card_name
+from nertz_env.check_table_rules import check_flags, check_table_rules
 from nertz_env.config import NertzConfig, is_int
 from nertz_env.engine import AIR_ACTION, AIR_CARD, AIR_KIND, AIR_TICKS
 
@@ -279,8 +280,9 @@ def check_table(state: Any, config: NertzConfig, table: np.ndarray, like: engine
     and shapes, every length and counter in range and its end agreeing with R5, every card of every
     deck in exactly one pile (R1), work piles as runs (R4.3), foundations built by suit from the ace
     (R4.2), the R7 scores they give, and the moves in the air (R3 ``move_ticks``) and the match (R8)
-    in range. ``table`` is the action catalogue and ``like`` a table of the same config."""
+    in range (``check_table_rules``). ``table`` is the action catalogue, ``like`` a table of the same config."""
     check_table_shapes(state, config, like)
+    check_flags(state)
     _check_ranges(state, config)
     _check_end(state, config)
     found_owner = _check_cards(state, config)
@@ -288,6 +290,7 @@ def check_table(state: Any, config: NertzConfig, table: np.ndarray, like: engine
     _check_scores(state, config, found_owner)
     _check_air(state, config, table)
     _check_match(state, config)
+    check_table_rules(state, config)
 
 
 # What ``scan_agent_inputs`` found wrong (0: nothing), as (code, row, index).

@@ -5,12 +5,14 @@ pictures, with play, pause and step controls."""
 from __future__ import annotations
 
 import json
+import numbers
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any
 
-from nertz_env.config import NertzConfig
+from nertz_env.config import NertzConfig, is_int
 from nertz_env.game import Game
 from nertz_env.render import move_text, render_rgb
 from nertz_env.replay_html import frame_view, page
@@ -35,8 +37,12 @@ class Recording:
             )
         if not _strings_by_row(self.decks):
             raise ValueError("recording decks must be a list of lists of card names (R10), one per player")
-        if isinstance(self.rng, bool) or not isinstance(self.rng, int) or not 0 <= self.rng < 2**64:
-            raise ValueError(f"recording rng must be an integer from 0 to 2**64 - 1, got {self.rng!r}")
+        _check_config_keys(self.config)
+        if isinstance(self.rng, bool) or not isinstance(self.rng, int) or not 1 <= self.rng < 2**64:
+            raise ValueError(  # 0 is xorshift's fixed point, refused by set_state too (checks.check_table)
+                f"recording rng must be an integer from 1 to 2**64 - 1 (a random stream is a nonzero word, as "
+                f"start_recording saves it), got {self.rng!r}"
+            )
         if not _strings_by_row(self.actions):
             raise ValueError("recording actions must be a list of ticks, each a list of action names (R10)")
         if self.names is not None and not _strings_by_row([self.names]):
@@ -60,6 +66,15 @@ class Recording:
         if unknown or missing:
             raise ValueError(f"recording fields: unknown {unknown}, missing {missing}; accepted: {', '.join(known)}")
         return cls(**fields)
+
+
+def _check_config_keys(config: dict[str, Any]) -> None:
+    """The recording's config names only ``NertzConfig`` options (``to_dict``'s keys)."""
+    known = {f.name for f in dataclass_fields(NertzConfig) if f.init}
+    unknown = sorted(repr(k) for k in config if k not in known)
+    if unknown:
+        raise ValueError(f"recording config has unknown option(s) {', '.join(unknown)}; "
+                         f"accepted: {', '.join(sorted(known))}")  # fmt: skip
 
 
 def _strings_by_row(rows: Any) -> bool:
@@ -86,7 +101,12 @@ def replay(recording: Recording) -> list[dict[str, Any]]:
     game.reset(decks=recording.decks)
     game.state.rng[0] = recording.rng
     frames = [{"snapshot": game.snapshot(), "events": None, "actions": None}]
-    for names in recording.actions:
+    for k, names in enumerate(recording.actions):
+        if game.ended:  # R5 (R8 for a match): nothing is played after the end
+            what = "match" if game.is_match else "hand"
+            raise ValueError(f"recording actions: {len(recording.actions) - k} tick(s) recorded after the {what} "
+                             f"ended at tick {game.tick} (action row {k}); a recording ends with the tick that "
+                             f"ends the {what}")  # fmt: skip
         game.step([game.catalogue.index(n) for n in names])
         events = {"collision": game.state.collision[0].tolist(), "won_race": game.state.won_race[0].tolist()}
         frames.append({"snapshot": game.snapshot(), "events": events, "actions": list(names)})
@@ -104,15 +124,9 @@ def save_replay(
     suffix = path.suffix.lower()
     if suffix not in (".gif", ".html", ".htm"):
         raise ValueError(f"unknown replay format {path.suffix!r}; accepted: .gif or .html")
-    if not isinstance(every, int) or every < 1:
-        raise ValueError(f"invalid every={every!r}: accepted an integer >= 1")
-    if not fps > 0:
-        raise ValueError(f"invalid fps={fps!r}: accepted a number > 0")
-    frames = replay(recording)
     n = len(recording.decks)
-    names = list(names if names is not None else recording.names or [f"player_{p}" for p in range(n)])
-    if len(names) != n:
-        raise ValueError(f"names must name the {n} players, got {len(names)}")
+    names = _check_replay_args(fps, every, names if names is not None else recording.names or None, n)
+    frames = replay(recording)
     moves = [[] if f["actions"] is None else _moves(frames[k - 1]["snapshot"], f) for k, f in enumerate(frames)]
     keep = list(range(0, len(frames), every))
     if keep[-1] != len(frames) - 1:
@@ -123,6 +137,22 @@ def save_replay(
         views = [frame_view(frames[k]["snapshot"], frames[k]["events"], moves[k]) for k in keep]
         path.write_text(page(views, names), encoding="utf-8")
     return path
+
+
+def _check_replay_args(fps: Any, every: Any, names: Any, n: int) -> list[str]:
+    """``save_replay``'s arguments, before anything is replayed; returns the seat labels."""
+    if not is_int(every) or every < 1:
+        raise ValueError(f"invalid every={every!r}: accepted an integer >= 1 (not a bool)")
+    if not isinstance(fps, numbers.Real) or isinstance(fps, bool) or not 0.01 <= fps <= 100:
+        raise ValueError(f"invalid fps={fps!r}: accepted a number from 0.01 to 100 (a GIF holds each frame for a "
+                         "whole number of hundredths of a second, up to 655 s)")  # fmt: skip
+    if names is None:
+        return [f"player_{p}" for p in range(n)]
+    if isinstance(names, str) or not isinstance(names, Sequence) or not all(isinstance(x, str) for x in names):
+        raise ValueError(f"names must be a list of {n} strings, one per seat, got {names!r}")
+    if len(names) != n:
+        raise ValueError(f"names must name the {n} players, got {len(names)}")
+    return list(names)
 
 
 def _moves(before: dict[str, Any], frame: dict[str, Any]) -> list[str]:

@@ -117,13 +117,26 @@ def _moves_of(frames, k):
             for p, a in enumerate(frames[k]["actions"])]
 
 
-def test_save_replay_checks_its_arguments_before_replaying(tmp_path):
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [({"every": 0}, r"invalid every=0"), ({"every": True}, r"invalid every=True: accepted an integer >= 1"),
+     ({"every": 2.0}, r"invalid every=2.0"), ({"fps": "4"}, r"invalid fps='4': accepted a number from 0.01 to 100"),
+     ({"fps": float("inf")}, r"invalid fps=inf"), ({"fps": float("nan")}, r"invalid fps=nan"), ({"fps": 0}, "fps=0"),
+     ({"fps": True}, "fps=True"), ({"names": ["a", "b"]}, r"names must name the 3 players, got 2"),
+     ({"names": [1, 2, 3]}, r"names must be a list of 3 strings, one per seat, got \[1, 2, 3\]"),
+     ({"names": "abc"}, r"names must be a list of 3 strings, one per seat, got 'abc'")],
+)  # fmt: skip
+def test_save_replay_checks_its_arguments_before_replaying(tmp_path, option, message):
     rec = _recorded_hand()
-    with pytest.raises(ValueError, match=r"invalid every=0"):
-        save_replay(rec, tmp_path / "hand.html", every=0)
-    with pytest.raises(ValueError, match=r"names must name the 3 players, got 2"):
-        save_replay(rec, tmp_path / "hand.html", names=["a", "b"])
-    assert not (tmp_path / "hand.html").exists()
+    for suffix in ("html", "gif"):  # fps=inf wrote a GIF whose frames last 0 ms
+        with pytest.raises(ValueError, match=message):
+            save_replay(rec, tmp_path / f"hand.{suffix}", **option)
+        assert not (tmp_path / f"hand.{suffix}").exists()
+
+
+def test_save_replay_takes_numpy_numbers(tmp_path):
+    rec = _recorded_hand()
+    save_replay(rec, tmp_path / "hand.html", fps=np.float32(2), every=np.int64(3), names=("a", "b", "c"))
 
 
 def _chromium():
@@ -175,8 +188,9 @@ def test_html_replay_renders_and_steps_in_a_browser(tmp_path):
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"rng": -1}, r"rng must be an integer from 0 to 2\*\*64 - 1, got -1"),
-        ({"rng": 2**64}, r"rng must be an integer from 0 to 2\*\*64 - 1"),
+        ({"rng": -1}, r"rng must be an integer from 1 to 2\*\*64 - 1 .*, got -1"),
+        ({"rng": 2**64}, r"rng must be an integer from 1 to 2\*\*64 - 1"),
+        ({"rng": 0}, r"from 1 to 2\*\*64 - 1 \(a random stream is a nonzero word.*, got 0"),  # xorshift's fixed point
         ({"rng": 1.5}, r"rng must be an integer .*, got 1.5"),
         ({"rng": "7"}, r"rng must be an integer .*, got '7'"),
         ({"rng": True}, r"rng must be an integer .*, got True"),
@@ -186,6 +200,7 @@ def test_html_replay_renders_and_steps_in_a_browser(tmp_path):
         ({"config": [2]}, "config must be a dict of NertzConfig options, not a list"),
         ({"names": "ab"}, "names must be None or a list of strings, got 'ab'"),
         ({"speed_up": 2}, r"unknown \['speed_up'\], missing \[\]; accepted: config, decks, rng, actions, names"),
+        ({"config": {"num_players": 2, "foo": 3}}, r"config has unknown option\(s\) 'foo'; accepted: aces_to_work, .*"),
     ],
 )
 def test_a_saved_recording_is_checked_field_by_field(change, message):
@@ -206,3 +221,14 @@ def test_a_saved_recording_is_checked_field_by_field(change, message):
 def test_a_recording_that_is_not_one_is_refused(text, message):
     with pytest.raises(ValueError, match=message):
         Recording.from_json(text)
+
+
+def test_a_recording_with_ticks_after_the_end_is_refused():
+    """R5: nothing is played after the tick that ends the hand; such ticks replayed silently before."""
+    env = nertz_v0.parallel_env(num_players=2, record=True, max_cycles=20)
+    play(env, 1, 100)
+    fields = json.loads(env.unwrapped.recording.to_json())
+    assert len(replay(Recording.from_json(json.dumps(fields)))) == 21  # the deal and 20 ticks
+    fields["actions"] += [["call", "call"]] * 3000
+    with pytest.raises(ValueError, match=r"3000 tick\(s\) recorded after the hand ended at tick 20 \(action row 20\)"):
+        replay(Recording.from_json(json.dumps(fields)))

@@ -1,0 +1,93 @@
+"""The rules a saved table must keep beyond its ranges and card conservation (``checks.check_table``
+runs these): flags that are 0 or 1, Nertz piles of a size the deal and R4.8 allow, calls only from
+an empty Nertz pile (R4.6), and a match (R8) whose contenders agree with its state and whose
+counters cannot overflow while it goes on. Each breach is a ``ValueError`` naming the field and
+what is accepted, so that no restored table plays on into a state the env cannot show (an
+observation outside its own observation space) or the compiled engine cannot count (int32)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nertz_env import engine
+from nertz_env.config import MAX_OBSERVED_TOTAL, NertzConfig
+
+
+def _fail(what: str, accepted: str) -> None:
+    raise ValueError(f"invalid saved table: {what}; {accepted}")
+
+
+def check_flags(s: engine.State) -> None:
+    """Every bool field holds the byte 0 or 1: a numpy bool array written through an integer view
+    can hold any byte, which reads as True in Python but not in compiled comparisons."""
+    for name, a in zip(engine.State._fields, s):
+        if a.dtype != np.bool_:
+            continue
+        raw = a.view(np.uint8)
+        if (raw > 1).any():
+            where = tuple(int(i) for i in np.argwhere(raw > 1)[0])
+            _fail(f"{name}{list(where)} holds the byte {int(raw[where])}", "bool fields hold 0 (False) or 1 (True)")
+
+
+def check_table_rules(s: engine.State, config: NertzConfig) -> None:
+    """The Nertz piles and calls (R2, R4.6, R4.8) and the match (R8) of a table that passed the other checks."""
+    check_nertz_piles(s, config)
+    check_match_rules(s, config)
+
+
+def check_nertz_piles(s: engine.State, config: NertzConfig) -> None:
+    """R2, R4.8: a Nertz pile holds at most the ``nertz_pile_size`` cards dealt to it, unless
+    ``nertz_builds`` lets the other players add to it (then up to 52, the observation's bound).
+    R4.6, R5: a player who called did so from an empty Nertz pile, and nothing lands on an empty
+    pile (an R4.8 build needs a top card), so it is still empty."""
+    lengths = s.nertz_len[0].astype(np.int64)
+    size = config.nertz_pile_size
+    if not config.nertz_builds and (lengths > size).any():
+        p = int(np.argmax(lengths > size))
+        accepted = f"a deal of nertz_pile_size={size} gives at most {size}, and only nertz_builds (R4.8) adds any (R2)"
+        _fail(f"player {p}'s Nertz pile holds {int(lengths[p])} cards (nertz_len)", accepted)
+    called = s.called[0] & (lengths > 0)
+    if called.any():
+        p = int(np.argmax(called))
+        _fail(f"player {p} called with {int(lengths[p])} cards in their Nertz pile",
+              "R4.6: a call is legal only with an empty Nertz pile")  # fmt: skip
+
+
+_STATES = ("playing", "tie-break", "decided", "capped")
+
+
+def check_match_rules(s: engine.State, config: NertzConfig) -> None:
+    """R8 as ``engine.match`` keeps it: the match ticks within ``max_cycles`` per hand played plus
+    the hand in play (R5), so they cannot overflow while the match goes on; and in a match the
+    totals within what the observation holds exactly, partners contenders together, every team a
+    contender while no tie is being played off, two or more in a tie-break, one when decided and at
+    least one when capped, and the last hand ended exactly when the match is over."""
+    info = s.match_info[0].astype(np.int64)
+    hands, ticks, tick = int(info[engine.MI_HANDS]), int(info[engine.MI_TICKS]), int(s.tick[0])
+    most = hands * config.max_cycles + tick
+    if ticks > most:
+        _fail(f"match_info ticks is {ticks} after {hands} hands and {tick} ticks of this one",
+              f"accepted 0..{most}: a hand lasts at most max_cycles={config.max_cycles} ticks (R5)")  # fmt: skip
+    if config.episode != "match":
+        return
+    totals = s.match_seats[0, engine.MS_TOTAL].astype(np.int64)
+    if (np.abs(totals) > MAX_OBSERVED_TOTAL).any():
+        p = int(np.argmax(np.abs(totals) > MAX_OBSERVED_TOTAL))
+        _fail(f"player {p}'s match total is {int(totals[p])}",
+              f"totals within +-{MAX_OBSERVED_TOTAL}, what the observation holds exactly (R8)")  # fmt: skip
+    flags = s.match_seats[0, engine.MS_CONTENDER]
+    for team in config.teams:
+        if len({int(flags[p]) for p in team}) > 1:
+            _fail(f"partners {team[0]} and {team[1]} differ as match contenders", "R8: a team wins as one")
+    state, n = _STATES[int(info[engine.MI_STATE])], sum(int(flags[team[0]]) for team in config.teams)
+    teams = "teams" if config.partners else "players"
+    need = {"playing": (config.num_teams, f"all {config.num_teams} {teams} until a tie is played off"),
+            "tie-break": (2, f"2 or more tied {teams}"), "decided": (1, "its one winner"),
+            "capped": (1, f"its leading {teams}, 1 or more")}[state]  # fmt: skip
+    if n < need[0] or (state == "decided" and n != 1):
+        _fail(f"the match is {state} with {n} contender(s) (match_seats row MS_CONTENDER)",
+              f"R8: a {state} match has as contenders {need[1]}")  # fmt: skip
+    over, ended = state in ("decided", "capped"), engine.END_REASONS[int(s.ended[0])] is not None
+    if over != ended:
+        _fail(f"the match is {state} but the hand " + ("ended" if ended else "runs"),
+              "R8: the hand that ends the match stays on the table; any other is followed at once by the next deal")
