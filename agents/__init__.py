@@ -74,6 +74,9 @@ def names() -> list[str]:
 
 def make(name: str, seed: int = 0, config: NertzConfig | None = None, **options: Any) -> Agent:
     """Build the agent ``name`` for ``config`` (default ``NertzConfig()``), seeded by ``seed``."""
+    if not isinstance(name, str):
+        raise TypeError(f"the agent name must be a str, got {type(name).__name__} {name!r}; known agents: "
+                        f"{', '.join(names())}")  # fmt: skip
     if name not in _REGISTRY and name in _LAZY:
         try:
             importlib.import_module(_LAZY[name])

@@ -25,6 +25,7 @@ only, so the scripted agents and the envs never need it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,8 @@ from typing import Any
 import numpy as np
 
 from nertz_env.actions import ACTION_CALL
-from nertz_env.agents import register
+from nertz_env.agents import _policy_file, register
+from nertz_env.agents._policy_file import FORMAT, FORMATS, INPUT_FLAGS
 from nertz_env.agents.base import Agent, sample_rows
 from nertz_env.config import NertzConfig
 from nertz_env.layout import ObservationLayout
@@ -47,12 +49,6 @@ SHIPPED_POLICIES = {"ppo": (SHIPPED, False), "ppo-league": (SHIPPED.with_name("p
                     "ppo-search": (SHIPPED_SEARCH, True)}  # fmt: skip
 # Who decides R4.6's call: the network ("policy"), or the heuristic's rules of that name.
 CALL_RULES = ("policy", "ahead", "safe", "now")
-# What a saved policy reads besides the observation, each a flag of build_scorer after drop_features: the
-# ActionFeatures column flags, the afterstate summaries, the legal-move summary (a file written before a flag
-# reads as without it).
-INPUT_FLAGS = ("cycle", "opponent", "identity", "follow", "afterstate", "move_set", "race")
-FORMAT = "nertz-selfplay-v2"
-FORMATS = ("nertz-selfplay-v1", FORMAT)
 
 
 def _torch():
@@ -196,7 +192,8 @@ def _not_a_policy(path: str | Path, error: Exception) -> str:
 def load_network(path: str | Path):
     """``(network, config, blob)`` from a policy file written by this project (``save_policy``),
     unpickled as tensors and plain values only (``torch.load(weights_only=True)``), so a policy file
-    from anyone can be loaded without running code from it."""
+    from anyone can be loaded without running code from it. Its keys, rules, settings and weights are
+    checked before they are used (``agents._policy_file``): a damaged file is one ``ValueError`` naming it."""
     torch = _torch()
     try:  # tensors and plain values only: unpickling anything else could run code from the file
         blob = torch.load(Path(path), map_location="cpu", weights_only=True)
@@ -204,20 +201,19 @@ def load_network(path: str | Path):
         raise ValueError(_not_a_policy(path, e)) from e
     if not isinstance(blob, dict) or blob.get("format") not in FORMATS:
         raise ValueError(f"{path} is not a nertz self-play policy ({FORMATS}); MaskablePPO files end in .zip")
-    cfg = dict(blob["config"])
-    if cfg.get("speed") is not None:
-        cfg["speed"] = tuple(cfg["speed"])
-    config = NertzConfig(**cfg)
-    if blob["format"] == FORMAT:
-        dropped = tuple(blob.get("drop_features") or ())  # files from before the settings drop none, no cycle
-        net = build_scorer(config, tuple(blob["hidden"]), blob["action_hidden"], blob.get("lookahead"), dropped,
-                           *(bool(blob.get(name)) for name in INPUT_FLAGS))  # fmt: skip
+    _policy_file.check_keys(path, blob)  # each part checked before a network is built from it (agents._policy_file)
+    config = _policy_file.read_config(path, blob["config"])
+    settings = _policy_file.read_settings(path, blob)
+    if blob["format"] == FORMAT:  # files from before a setting drop no features and lack the flag
+        net = build_scorer(config, settings.hidden, settings.action_hidden, settings.lookahead,
+                           settings.drop_features, *settings.flags)  # fmt: skip
     else:
         from nertz_env.actions import ActionCatalogue
 
         layout = ObservationLayout(config)
         high = layout.high.astype(np.float32)
-        net = build_network(layout.size, len(ActionCatalogue(config)), high, tuple(blob["hidden"]))
+        net = build_network(layout.size, len(ActionCatalogue(config)), high, settings.hidden)
+    _policy_file.check_weights(path, net, blob["state_dict"])
     net.load_state_dict(blob["state_dict"])
     net.eval()
     return net, config, blob
@@ -232,6 +228,9 @@ class PolicyAgent(Agent):
 
     def __init__(self, path: str | Path, config: NertzConfig | None = None, seed: int = 0, greedy: bool = True,
                  call: str = "policy"):  # fmt: skip
+        if not isinstance(path, str | os.PathLike):
+            raise ValueError(f"invalid path={path!r}: accepted the path (a str or os.PathLike) of a .pt policy from "
+                             "train_selfplay.py or a .zip from train_sb3.py")  # fmt: skip
         path = Path(path)
         if not isinstance(greedy, (bool, np.bool_)):
             raise ValueError(f"invalid greedy={greedy!r}: accepted true or false")
@@ -240,9 +239,7 @@ class PolicyAgent(Agent):
         if not path.exists():
             raise FileNotFoundError(f"no policy file at {path}")
         if path.suffix == ".zip":
-            from sb3_contrib import MaskablePPO
-
-            self._sb3 = MaskablePPO.load(path, device="cpu")
+            self._sb3 = _policy_file.load_maskable_ppo(path)
             self._net = None
             trained_on = config
         else:
@@ -311,6 +308,9 @@ class EnsembleAgent(Agent):
 
     def __init__(self, paths: Sequence[str | Path], config: NertzConfig | None = None, seed: int = 0,
                  greedy: bool = True):  # fmt: skip
+        if isinstance(paths, str) or not isinstance(paths, Sequence) or not all(
+                isinstance(p, str | os.PathLike) for p in paths):  # fmt: skip
+            raise ValueError(f"invalid paths={paths!r}: accepted a list of paths (str or os.PathLike) of .pt policies")
         paths = [Path(p) for p in paths]
         if not paths or any(p.suffix != ".pt" for p in paths):
             raise ValueError(f"invalid paths={'+'.join(map(str, paths))!r}: accepted one or more .pt policies "

@@ -142,6 +142,8 @@ def test_make_register_and_specs():
         "x", {"a": 1, "b": 2.5, "c": True, "d": None, "e": "word"})
     with pytest.raises(ValueError, match="unknown agent 'nobody'"):
         agents.make("nobody")
+    with pytest.raises(TypeError, match="the agent name must be a str, got int 5; known agents: .*greedy"):
+        agents.make(5)  # was a TypeError from inside difflib
     with pytest.raises(ValueError, match="unknown heuristic option"):
         agents.make("heuristic", depth_of_search=3)
     with pytest.raises(ValueError, match="already registered"):

@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import sys
+import zipfile
 
 import pytest
 
@@ -153,6 +154,36 @@ def test_a_file_that_is_not_a_policy_is_one_line(capsys, tmp_path):
         cli.main(["eval", "--agents", f"policy:path={fake}", "greedy"])
     assert stop.value.code == 2
     assert f"nertz eval: error: {fake} is not a policy file saved by this project" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("damage", ["no config", "NaN weights", "empty zip", "a number as path"])
+def test_a_damaged_policy_file_is_one_line_with_exit_code_2(capsys, tmp_path, damage):
+    """Before, a loadable but damaged policy.pt (a key deleted, NaN weights) was a traceback or a policy
+    that only waited, and an empty .zip an AssertionError from inside sb3."""
+    torch = pytest.importorskip("torch")
+    from nertz_env.agents.policy import SHIPPED
+
+    blob = torch.load(SHIPPED, weights_only=True)
+    path, says = tmp_path / "p.pt", "p.pt is not a usable policy file: it lacks 'config'"
+    if damage == "no config":
+        del blob["config"]
+        torch.save(blob, path)
+    elif damage == "NaN weights":
+        blob["state_dict"]["move_out.bias"][0] = float("nan")
+        torch.save(blob, path)
+        says = "p.pt is not a usable policy file: state_dict['move_out.bias'] holds 1 NaN or infinite value(s)"
+    elif damage == "empty zip":
+        pytest.importorskip("sb3_contrib")
+        path, says = tmp_path / "p.zip", "p.zip is not a MaskablePPO policy saved by train_sb3.py"
+        zipfile.ZipFile(path, "w").close()
+    else:
+        path, says = "5", "invalid path=5: accepted the path (a str or os.PathLike)"
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["eval", "--agents", f"policy:path={path}", "greedy", "--hands", "5"])
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if not line.startswith("nertz-env:")]
+    assert stop.value.code == 2 and "Traceback" not in err
+    assert len(lines) == 1 and lines[0].startswith("nertz eval: error: ") and says in lines[0]
 
 
 @pytest.mark.parametrize("command", ["eval", "compare", "tournament", "bench", "play", "watch"])

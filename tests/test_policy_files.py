@@ -3,6 +3,7 @@ file from anyone loads without running code from it, and ``save_policy`` writes 
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,16 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from nertz_env import NertzConfig, agents  # noqa: E402
-from nertz_env.agents.policy import SHIPPED_POLICIES, build_scorer, load_network, plain, save_policy  # noqa: E402
+from nertz_env.agents.policy import (  # noqa: E402
+    SHIPPED_POLICIES,
+    EnsembleAgent,
+    build_network,
+    build_scorer,
+    load_network,
+    plain,
+    save_policy,
+)
+from nertz_env.layout import ObservationLayout  # noqa: E402
 
 CONFIG = NertzConfig(num_players=2)
 
@@ -74,3 +84,99 @@ def test_a_file_that_is_not_a_policy_is_refused_in_one_line(tmp_path, content):
     with pytest.raises(ValueError, match=r"x.pt is not a policy file saved by this project \(a .pt policy\): .") as e:
         load_network(tmp_path / "x.pt")
     assert "\n" not in str(e.value)
+
+
+def _saved_blob(tmp_path) -> dict:
+    """The blob of a small, valid nertz-selfplay-v2 file (what a damaged file is made from)."""
+    save_policy(tmp_path / "ok.pt", build_scorer(CONFIG, (16,), 8), CONFIG, (16,), action_hidden=8)
+    return torch.load(tmp_path / "ok.pt", weights_only=True)
+
+
+def _set(key, value):
+    return lambda blob: blob.update({key: value})
+
+
+def _weights(change):
+    return lambda blob: change(blob["state_dict"])
+
+
+DAMAGE = {  # what is done to a valid file, and what the refusal names
+    "no config": (lambda blob: blob.pop("config"), r"it lacks 'config'; accepted a nertz-selfplay-v2 file holding"),
+    "no hidden": (lambda blob: blob.pop("hidden"), r"it lacks 'hidden'"),
+    "unknown key": (_set("frobnicate", 1), r"unknown key\(s\) 'frobnicate'; accepted: format, config"),
+    "config a list": (_set("config", [2]), r"'config' is a list; accepted a dict of NertzConfig options"),
+    "unknown rule": (lambda blob: blob["config"].update(foo=1), r"unknown rule option\(s\) foo; known: num_players"),
+    "bad rule": (lambda blob: blob["config"].update(num_players=99), r"invalid num_players=99: accepted an integer"),
+    "hidden negative": (_set("hidden", [-5]), r"hidden=\[-5\]; accepted a list of positive integers"),
+    "hidden text": (_set("hidden", "abc"), r"hidden='abc'; accepted a list of positive integers"),
+    "hidden not its weights'": (_set("hidden", [10**9]), r"hidden\[0\]=1000000000 disagrees with state_dict\['body"),
+    "action_hidden zero": (_set("action_hidden", 0), r"action_hidden=0; accepted a positive integer"),
+    "lookahead negative": (_set("lookahead", -3), r"invalid lookahead=-3: accepted a bool or a depth from 0 to"),
+    "unknown feature group": (_set("drop_features", ["nope"]), r"unknown feature group 'nope': accepted kind"),
+    "flag not a bool": (_set("opponent", "yes"), r"opponent='yes'; accepted true or false"),
+    "weights a list": (_set("state_dict", []), r"'state_dict' is a list; accepted a dict of weight names"),
+    "weight missing": (_weights(lambda w: w.pop("move_out.bias")), r"state_dict lacks move_out.bias; accepted the"),
+    "weight unknown": (_weights(lambda w: w.update(extra=torch.zeros(1))), r"state_dict has unknown extra; accepted"),
+    "weight shape": (_weights(lambda w: w.update({"move_out.bias": torch.zeros(3)})),
+                     r"state_dict\['move_out.bias'\] is torch.float32 of shape \[3\]; the network .* needs "
+                     r"torch.float32 of shape \[1\]"),
+    "weight dtype": (_weights(lambda w: w.update({"move_out.bias": torch.zeros(1, dtype=torch.int64)})),
+                     r"state_dict\['move_out.bias'\] is torch.int64 .* needs torch.float32"),
+    "weight a list": (_weights(lambda w: w.update({"move_out.bias": [0.0]})),
+                      r"state_dict\['move_out.bias'\] is a list; accepted a dense tensor"),
+    "NaN weight": (_weights(lambda w: w["move_mid.weight"].__setitem__((0, 0), float("nan"))),
+                   r"state_dict\['move_mid.weight'\] holds 1 NaN or infinite value\(s\) of 64 .*finite numbers only"),
+    "infinite weight": (_weights(lambda w: w["embed.weight"].__setitem__((3, 1), float("-inf"))),
+                        r"state_dict\['embed.weight'\] holds 1 NaN or infinite"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_a_damaged_policy_file_is_refused_in_one_line_naming_what_is_wrong(tmp_path, damage):
+    """Before, these were a KeyError, a TypeError from NertzConfig or torch, or a RuntimeError from
+    load_state_dict; and NaN weights loaded into a policy that only ever played WAIT."""
+    change, message = DAMAGE[damage]
+    blob = _saved_blob(tmp_path)
+    change(blob)
+    torch.save(blob, tmp_path / "p.pt")
+    with pytest.raises(ValueError, match=rf"p.pt is not a usable policy file: .*{message}") as e:
+        load_network(tmp_path / "p.pt")
+    assert "\n" not in str(e.value)
+    with pytest.raises(ValueError, match=message):
+        agents.make("policy", path=str(tmp_path / "p.pt"))
+
+
+def test_a_flat_network_file_loads_and_refuses_move_feature_settings(tmp_path):
+    layout = ObservationLayout(CONFIG)
+    net = build_network(layout.size, 181, layout.high.astype(np.float32), (8,))
+    save_policy(tmp_path / "v1.pt", net, CONFIG, (8,))
+    loaded, config, blob = load_network(tmp_path / "v1.pt")
+    assert blob["format"] == "nertz-selfplay-v1" and config == CONFIG
+    assert all(torch.equal(a, b) for a, b in zip(loaded.state_dict().values(), net.state_dict().values(), strict=True))
+    torch.save({**blob, "lookahead": 2}, tmp_path / "v1.pt")
+    with pytest.raises(ValueError, match="nertz-selfplay-v1 network reads no move features, yet the file sets"):
+        load_network(tmp_path / "v1.pt")
+
+
+def test_a_path_that_is_not_a_path_is_refused_with_what_is_accepted():
+    with pytest.raises(ValueError, match=r"invalid path=5: accepted the path \(a str or os.PathLike\) of a .pt"):
+        agents.make("policy", path=5)  # was os.fspath's TypeError
+    with pytest.raises(ValueError, match=r"invalid paths=5: accepted a list of paths"):
+        EnsembleAgent(5)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [(None, "it holds nothing; accepted a zip holding data and policy.pth"), (b"garbage", "not a zip archive")],
+    ids=["empty zip", "not a zip"],
+)
+def test_a_zip_that_is_not_a_maskable_ppo_policy_is_refused_in_one_line(tmp_path, content, message):
+    """Before, an empty zip was an AssertionError from inside sb3."""
+    pytest.importorskip("sb3_contrib")
+    path = tmp_path / "p.zip"
+    if content is None:
+        zipfile.ZipFile(path, "w").close()
+    else:
+        path.write_bytes(content)
+    with pytest.raises(ValueError, match=rf"p.zip is not a MaskablePPO policy saved by train_sb3.py .*: {message}"):
+        agents.make("policy", path=str(path))
