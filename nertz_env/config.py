@@ -12,6 +12,17 @@ from typing import Any
 
 import numpy as np
 
+from nertz_env.config_values import (  # is_int and MOVE_KINDS are imported from here too
+    MOVE_KINDS,
+    check_choice,
+    check_names,
+    check_pickled_fields,
+    is_int,
+    normalise_move_ticks,
+    normalise_speed,
+)
+from nertz_env.config_values import fail as _fail
+
 # The packed integer config the compiled engine reads (see ``NertzConfig.packed``): its indices
 # are the engine's (``nertz_env.engine.constants``).
 from nertz_env.engine import partner_of, python_of
@@ -56,9 +67,6 @@ from nertz_env.engine.constants import (
 
 REWARD_MODES = ("dense", "sparse", "relative", "lead")  # C_REWARD codes: engine.constants REWARD_*
 EPISODES = ("hand", "match")
-# The kinds of move that ``move_ticks`` times, in the order of the action kinds of
-# ``nertz_env.actions`` after WAIT (DRAW, CALL, TO_FOUNDATION, TO_WORK, UNDER, TO_NERTZ).
-MOVE_KINDS = ("draw", "call", "foundation", "work", "under", "nertz")
 assert C_TICKS + 1 + len(MOVE_KINDS) == C_TICKS_END
 
 # R4.3 ``block_moves`` (packed as the index): any exposed card with the cards above it, only a whole
@@ -78,7 +86,6 @@ MAX_OBSERVED_TOTAL = 127 * 100 + 99
 # team sums and match totals over up to 127 hands; tick counters summed over a match).
 MAX_POINTS = 1000  # nertz_penalty and call_bonus
 MAX_TICKS = 1_000_000  # max_cycles, stall_ticks, max_stall_rotations
-MAX_SPEED_RATIO = 1e6  # speed weights lie in [1 / ratio, ratio]
 MAX_HANDS = 127  # hands and max_hands: the observation counts a match's hands played and left in int8
 
 # Named rule sets of the source texts (RULES.md names them): ``NertzConfig.from_kwargs(preset=...)``.
@@ -99,15 +106,6 @@ PRESETS: dict[str, dict[str, Any]] = {
     "racing_demon": {"episode": "match", "hands": 5},  # "How to Play Nertz": a fixed number of rounds
     "family": {"stock_draw": 1, "nertz_pile_size": 10, "call_bonus": 10},  # "How to Play Nertz" house rules
 }
-
-
-def _fail(option: str, value: Any, accepted: str) -> None:
-    raise ValueError(f"invalid {option}={value!r}: accepted {accepted}")
-
-
-def is_int(value: Any) -> bool:
-    """A plain or numpy integer, not a bool (``True`` is no count, seat or card)."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)
@@ -220,30 +218,18 @@ class NertzConfig:
                      "aces_to_work"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 _fail(name, getattr(self, name), "True or False")
-        if self.fill_empty_from not in FILL_EMPTY_FROM:
-            _fail("fill_empty_from", self.fill_empty_from, "'any', 'nertz' or 'nertz_or_waste'")
-        if self.block_moves not in BLOCK_MOVES:
-            _fail("block_moves", self.block_moves, "'any', 'whole' or 'none'")
-        if self.collision not in ("random", "seat"):
-            _fail("collision", self.collision, "'random' or 'seat'")
+        check_choice("fill_empty_from", self.fill_empty_from, FILL_EMPTY_FROM)
+        check_choice("block_moves", self.block_moves, BLOCK_MOVES)
+        check_choice("collision", self.collision, ("random", "seat"))
     def _check_play(self) -> None:
         """Races, scoring, the stall rule, the tick limit, rewards and partners (R3, R5-R8)."""
         if self.speed is not None:
-            try:
-                speed = tuple(float(s) for s in self.speed)
-            except (TypeError, ValueError):
-                speed = ()
-            lo, hi = 1 / MAX_SPEED_RATIO, MAX_SPEED_RATIO
-            if len(speed) != self.num_players or not all(np.isfinite(s) and lo <= s <= hi for s in speed):
-                accepted = f"None or {self.num_players} positive numbers, one per player (from {lo:g} to {hi:g})"
-                _fail("speed", self.speed, accepted)
-            if self.collision != "random":
-                _fail("speed", self.speed, "None unless collision='random' (speed weights random races)")
-            object.__setattr__(self, "speed", speed)
+            object.__setattr__(self, "speed", normalise_speed(self.speed, self.num_players, self.collision))
         for name in ("nertz_penalty", "call_bonus"):
             if not is_int(getattr(self, name)) or not 0 <= getattr(self, name) <= MAX_POINTS:
                 _fail(name, getattr(self, name), f"an integer >= 0 (at most {MAX_POINTS})")
-        if self.stall_ticks != "auto" and (not is_int(self.stall_ticks) or not 1 <= self.stall_ticks <= MAX_TICKS):
+        if not (self.stall_ticks == "auto" if isinstance(self.stall_ticks, str) else
+                is_int(self.stall_ticks) and 1 <= self.stall_ticks <= MAX_TICKS):  # fmt: skip
             _fail("stall_ticks", self.stall_ticks, f"'auto' or an integer >= 1 (at most {MAX_TICKS})")
         if self.max_stall_rotations is not None and (
             not is_int(self.max_stall_rotations) or not 0 <= self.max_stall_rotations <= MAX_TICKS
@@ -251,23 +237,20 @@ class NertzConfig:
             _fail("max_stall_rotations", self.max_stall_rotations, f"None or an integer >= 0 (at most {MAX_TICKS})")
         if not is_int(self.max_cycles) or not 1 <= self.max_cycles <= MAX_TICKS:
             _fail("max_cycles", self.max_cycles, f"an integer >= 1 (at most {MAX_TICKS})")
-        if self.reward not in REWARD_MODES:
-            _fail("reward", self.reward, "'dense', 'sparse', 'relative' or 'lead'")
+        check_choice("reward", self.reward, REWARD_MODES)
         if self.partners and self.num_players not in (4, 6, 8):
             _fail("partners", self.partners, "False, or True with 4, 6 or 8 players (teams of two seated opposite)")
-        object.__setattr__(self, "move_ticks", _normalise_move_ticks(self.move_ticks))
+        object.__setattr__(self, "move_ticks", normalise_move_ticks(self.move_ticks))
     def _check_match(self) -> None:
         """Whole matches (R8)."""
-        if self.episode not in EPISODES:
-            _fail("episode", self.episode, "'hand' or 'match'")
+        check_choice("episode", self.episode, EPISODES)
         if not is_int(self.target_score) or not 1 <= self.target_score <= MAX_TICKS:
             _fail("target_score", self.target_score, f"an integer >= 1 (at most {MAX_TICKS})")
         if self.hands is not None and (not is_int(self.hands) or not 1 <= self.hands <= MAX_HANDS):
             _fail("hands", self.hands, f"None or an integer from 1 to {MAX_HANDS} (the most max_hands allows)")
         if not is_int(self.max_hands) or not 1 <= self.max_hands <= MAX_HANDS:
             _fail("max_hands", self.max_hands, f"an integer from 1 to {MAX_HANDS}")
-        if self.match_end not in MATCH_ENDS:
-            _fail("match_end", self.match_end, "'highest', 'caller', 'spread' or 'exceed'")
+        check_choice("match_end", self.match_end, MATCH_ENDS)
         if self.match_end != "highest" and self.hands is not None:
             _fail("match_end", self.match_end, f"'highest' with hands={self.hands} (a fixed number of hands ends "
                   "the match by its count); the other match ends play to target_score, with hands=None")
@@ -283,12 +266,9 @@ class NertzConfig:
     def from_kwargs(cls, preset: str | None = None, **options: Any) -> NertzConfig:
         """Build from keyword options, naming any unknown option and listing the known ones.
         ``preset`` names a rule set of ``PRESETS`` that the other options override."""
-        known = {f.name for f in dataclasses.fields(cls) if f.init}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise ValueError(f"unknown option(s) {', '.join(unknown)}; known options: {', '.join(sorted(known))}")
+        check_names(options, _option_names())
         if preset is not None:
-            if preset not in PRESETS:
+            if not isinstance(preset, str) or preset not in PRESETS:
                 _fail("preset", preset, ", ".join(repr(p) for p in PRESETS))
             options = {**PRESETS[preset], **options}
         return cls(**options)
@@ -319,6 +299,8 @@ class NertzConfig:
         return len(self.teams)
 
     def replace(self, **changes: Any) -> NertzConfig:
+        """A copy with ``changes``, checked as a new config; an unknown option name raises, listing the known."""
+        check_names(changes, _option_names())
         return dataclasses.replace(self, **changes)
 
     @property
@@ -346,30 +328,16 @@ class NertzConfig:
         return self.to_dict()
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restores exactly the options ``__getstate__`` pickled, checked as a new config."""
+        check_pickled_fields(state, _option_names())
         for k, v in state.items():
             object.__setattr__(self, k, v)
         self.__post_init__()
 
 
-def _normalise_move_ticks(value: Any) -> tuple[tuple[str, int], ...]:
-    """``move_ticks`` as ``((kind, ticks), ...)`` over every kind of ``MOVE_KINDS``, in order."""
-    accepted = f"None, an integer from 1 to 64, or a mapping from {', '.join(MOVE_KINDS)} to such integers"
-    if value is None:
-        ticks = dict.fromkeys(MOVE_KINDS, 1)
-    elif is_int(value):
-        ticks = dict.fromkeys(MOVE_KINDS, value)
-    else:
-        try:
-            pairs = dict(value.items() if hasattr(value, "items") else value)
-        except (TypeError, ValueError):
-            _fail("move_ticks", value, accepted)
-        unknown = sorted(set(pairs) - set(MOVE_KINDS), key=str)
-        if unknown:
-            _fail("move_ticks", value, accepted + f" (unknown kind(s): {', '.join(map(str, unknown))})")
-        ticks = {k: pairs.get(k, 1) for k in MOVE_KINDS}
-    if not all(is_int(t) and 1 <= t <= 64 for t in ticks.values()):
-        _fail("move_ticks", value, accepted)
-    return tuple((k, int(ticks[k])) for k in MOVE_KINDS)
+def _option_names() -> tuple[str, ...]:
+    """The options of ``NertzConfig``, in order (its fields but the packed array)."""
+    return tuple(f.name for f in dataclasses.fields(NertzConfig) if f.init)
 
 
 def _pack(config: NertzConfig) -> np.ndarray:

@@ -124,13 +124,12 @@ from pettingzoo import ParallelEnv
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from nertz_env import infos as _infos
+from nertz_env import options as _options
 from nertz_env.checks import check_agent, check_agent_actions
 from nertz_env.config import NertzConfig
 from nertz_env.game import Game, check_reset_options
 from nertz_env.infos import END_REASONS
 from nertz_env.options import ObservationDtype, RuleOptions
-from nertz_env.options import illegal_action_penalty as _illegal_action_penalty
-from nertz_env.options import observation_dtype as _observation_dtype
 from nertz_env.render import render_rgb, render_text
 from nertz_env.replay import Recording, start_recording
 from nertz_env.simultaneous import NertzSimultaneousEnv
@@ -164,23 +163,18 @@ class NertzParallelEnv(ParallelEnv):
         info_action_mask: bool | Literal["only"] = False,
         **rules: Unpack[RuleOptions],
     ):
-        if config is None:
-            config = NertzConfig.from_kwargs(**rules, **({} if num_players is None else {"num_players": num_players}))
-        elif rules or (num_players is not None and num_players != config.num_players):
-            raise ValueError("pass either config=NertzConfig(...) or rule options, not both")
+        config = _options.env_config(config, num_players, rules)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"invalid render_mode={render_mode!r}: accepted None, 'ansi', 'human' or 'rgb_array'")
-        penalty = _illegal_action_penalty(illegal_action_penalty)
-        if info_action_mask not in (True, False, "only"):
-            raise ValueError(f"invalid info_action_mask={info_action_mask!r}: accepted False, True or 'only'")
+        penalty = _options.illegal_action_penalty(illegal_action_penalty)
+        self.info_action_mask = _options.info_action_mask(info_action_mask)
         self.config = config
         self.render_mode = render_mode
-        self.strict = bool(strict)
+        self.strict = _options.flag("strict", strict)
         self.illegal_action_penalty = penalty
-        self.observation_dtype = _observation_dtype(observation_dtype)
-        self.info_action_mask = info_action_mask if info_action_mask == "only" else bool(info_action_mask)
+        self.observation_dtype = _options.observation_dtype(observation_dtype)
         self.game = Game(config, illegal_action_penalty=self.illegal_action_penalty)
-        self.record = bool(record)
+        self.record = _options.flag("record", record)
         self.recording: Recording | None = None
         self.observation_layout = self.game.layout
         self.possible_agents = [f"player_{i}" for i in range(config.num_players)]
@@ -215,7 +209,10 @@ class NertzParallelEnv(ParallelEnv):
         return self.game.catalogue.name(index)
 
     def _check_agent(self, agent: Any) -> str:
-        return check_agent(agent, self._seat)
+        try:
+            return check_agent(agent, self._seat)
+        except TypeError:  # unhashable ([1], an array): no agent's name
+            raise KeyError(f"unknown agent {agent!r}; agents are {', '.join(self._seat)}") from None
 
     # -- the loop -----------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None):
@@ -223,7 +220,7 @@ class NertzParallelEnv(ParallelEnv):
             raise TypeError(f"reset options must be a dict such as {{'decks': [...]}} or None, got {options!r}")
         options = dict(options or {})
         check_reset_options(options)
-        self.game.reset(seed=seed, decks=options.get("decks"))
+        self.game.reset(seed=seed, decks=_options.reset_decks(options.get("decks")))
         if seed is not None:  # action_space(a).sample() then repeats with the deal
             for i, agent in enumerate(self.possible_agents):
                 self.action_spaces[agent].seed(int(np.random.SeedSequence([seed, i]).generate_state(1)[0]))
@@ -321,10 +318,13 @@ class NertzParallelEnv(ParallelEnv):
         what differs (the table is checked by ``nertz_env.checks.check_table``)."""
         if not isinstance(state, Mapping) or set(state) != {"table", "agents", "config"}:
             raise ValueError("set_state takes the dict get_state() returns: keys 'table', 'agents' and 'config'")
+        if not isinstance(state["config"], NertzConfig):
+            got = type(state["config"]).__name__
+            raise ValueError(f"set_state: state['config'] must be the NertzConfig get_state() saved, got a {got}")
         if state["config"] != self.config:
-            mine, theirs = self.config.to_dict(), getattr(state["config"], "to_dict", dict)()
-            diff = sorted(k for k in mine if mine[k] != theirs.get(k))
-            raise ValueError(f"set_state: the state was saved under other rules ({', '.join(diff) or 'not a config'}"
+            mine, theirs = self.config.to_dict(), state["config"].to_dict()
+            diff = sorted(k for k in mine if mine[k] != theirs[k])
+            raise ValueError(f"set_state: the state was saved under other rules ({', '.join(diff)}"
                              f" differ); restore it into an env of the same config")
         table = state["table"]
         self.game.check_state(table)

@@ -13,9 +13,11 @@ from typing import Any, Literal, TypedDict
 
 import numpy as np
 
+from nertz_env.config import NertzConfig
+
 __all__ = [
-    "ObservationDtype", "RuleOptions", "illegal_action_penalty", "observation_dtype", "parse_rule_options",
-    "parse_value",
+    "ObservationDtype", "RuleOptions", "env_config", "flag", "illegal_action_penalty", "info_action_mask",
+    "observation_dtype", "parse_rule_options", "parse_value", "reset_decks",
 ]  # fmt: skip
 
 ObservationDtype = Literal["int8", "float32"] | type[np.int8] | type[np.float32]
@@ -75,6 +77,47 @@ def illegal_action_penalty(value: object) -> float:
             f"invalid illegal_action_penalty={value!r}: accepted a number from {-MOST_PENALTY:g} to {MOST_PENALTY:g}"
         )
     return float(value)
+
+
+def env_config(config: Any, num_players: Any, rules: Mapping[str, Any]) -> NertzConfig:
+    """An env's rules: ``config`` (a ``NertzConfig``) or the config of ``num_players`` and the rule
+    options ``rules``, not both; a ``config`` of another type (a dict among them) is a ``TypeError``."""
+    if config is None:
+        return NertzConfig.from_kwargs(**rules, **({} if num_players is None else {"num_players": num_players}))
+    if not isinstance(config, NertzConfig):
+        raise TypeError(f"invalid config={config!r}: accepted None or a NertzConfig, such as NertzConfig("
+                        f"num_players=2), not a {type(config).__name__} (or give the rule options as keywords)")
+    if rules or (num_players is not None and num_players != config.num_players):
+        raise ValueError("pass either config=NertzConfig(...) or rule options, not both")
+    return config
+
+
+def flag(name: str, value: object) -> bool:
+    """An env option that is on or off (``strict``, ``record``): a bool (numpy's too), else a
+    ``ValueError``; a truthy ``'no'`` or ``1.0`` is no answer."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"invalid {name}={value!r}: accepted True or False")
+    return bool(value)
+
+
+def info_action_mask(value: object) -> bool | Literal["only"]:
+    """The env option ``info_action_mask``: False, True or ``"only"`` (not 1.0 or 0)."""
+    if isinstance(value, str) and value == "only":
+        return "only"
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"invalid info_action_mask={value!r}: accepted False, True or 'only'")
+    return bool(value)
+
+
+def reset_decks(decks: Any) -> Any:
+    """The reset option ``decks`` (R10) as ``Game.reset`` reads it: a 2-D array (of card codes or
+    names, one row per player) becomes its list of rows; an array of another shape is a ``ValueError``."""
+    if not isinstance(decks, np.ndarray):
+        return decks
+    if decks.ndim != 2:
+        raise ValueError(f"decks as an array must be 2-D, one row of 52 cards per player (R10), got shape "
+                         f"{decks.shape}; or give a list of decks")  # fmt: skip
+    return list(decks)
 
 
 def parse_value(text: str) -> Any:

@@ -33,6 +33,8 @@ class NertzSimultaneousEnv(parallel_to_aec_wrapper):
         super().__init__(parallel)
 
     def step(self, action: Any) -> None:
+        if not getattr(self, "agents", None):  # no hand in play (not dealt, or each agent stepped its end)
+            self.env.step({})  # raises the parallel env's RuntimeError, which says which and to call reset()
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             if action is not None:  # the wrapper only asserts it
@@ -40,6 +42,10 @@ class NertzSimultaneousEnv(parallel_to_aec_wrapper):
         else:
             action = self._checked(agent, action)
         super().step(action)
+
+    def observe(self, agent: str) -> Any:
+        """The observation of ``agent``, or the parallel env's error naming the agents."""
+        return super().observe(self.env._check_agent(agent))
 
     def _checked(self, agent: str, action: Any) -> int:
         """``action`` as an int in the catalogue's range, legal on this tick's table under

@@ -140,6 +140,8 @@ class NertzTurnBasedEnv(AECEnv):
         return {"observation": obs, "action_mask": game.masks[i].copy()}
 
     def step(self, action: Any) -> None:
+        if not self.agents:  # no hand in play (not dealt, or each agent stepped its end)
+            self.parallel.step({})  # raises the parallel env's RuntimeError, which says which and to call reset()
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)

@@ -106,21 +106,45 @@ def _run(serial, threaded, num_threads: int, *args) -> None:
         numba.set_num_threads(before)
 
 
+def _out_array(out: Any, shape: tuple[int, ...], dtype: type) -> np.ndarray:
+    """``out`` if it is a writable contiguous numpy array of ``dtype`` shaped ``shape``, else a
+    ``ValueError`` naming what it is."""
+    if not isinstance(out, np.ndarray):
+        got = type(out).__name__
+    else:
+        f = out.flags
+        flaws = [w for w, bad in (("read-only", not f.writeable), ("non-contiguous", not f.c_contiguous)) if bad]
+        if out.shape == shape and out.dtype == dtype and not flaws:
+            return out
+        got = " ".join([*flaws, f"{out.dtype} array shaped {out.shape}"])
+    raise ValueError(f"out must be a contiguous {np.dtype(dtype).name} array shaped {shape} (a writable numpy array), "
+                     f"got {got}")  # fmt: skip
+
+
 def sample_legal(
     masks: np.ndarray,
     rng: int | np.ndarray | np.random.Generator | None = None,
     out: np.ndarray | None = None,
     num_threads: int = 1,
 ) -> np.ndarray:
-    """A uniformly random legal action for every mask of ``masks[..., N]`` (nonzero = legal),
-    drawn in compiled code; -1 where a mask allows nothing.
+    """A uniformly random legal action for every mask of ``masks[..., N]`` (nonzero = legal in a
+    bool or integer mask; a mask of another dtype, float among them, holds 0 or 1, and any other
+    value, NaN or 0.5, is a ``ValueError``), drawn in compiled code; -1 where a mask allows nothing.
 
     ``rng`` is a seed (the same seed gives the same actions), a ``np.random.Generator`` (a seed is
     drawn from it), or a uint64 array of stream states from ``engine.seed_streams`` advanced in
     place: with ``G`` streams, stream ``g`` draws for the ``g``-th of ``G`` equal runs of masks
     (flattened in C order), so per-row streams give the same actions with any ``num_threads``.
     """
-    return _sample_legal(engine, masks, rng, out, num_threads)
+    m = np.asarray(masks)
+    if m.dtype != np.bool_ and not np.issubdtype(m.dtype, np.integer):  # NaN, a probability: no yes or no
+        bad = ~np.isin(m, (0, 1))
+        if bad.any():
+            first = int(np.argmax(bad))
+            value = m.reshape(-1)[first : first + 1].tolist()[0]
+            raise ValueError(f"{m.dtype} masks must hold 0 or 1 (1 = legal), got {value!r} at index "
+                             f"{tuple(map(int, np.unravel_index(first, m.shape)))}")  # fmt: skip
+    return _sample_legal(engine, m, rng, out, num_threads)
 
 
 def _sample_legal(kernels: Any, masks: np.ndarray, rng: Any, out: np.ndarray | None, num_threads: int) -> np.ndarray:
@@ -150,9 +174,7 @@ def _sample_legal(kernels: Any, masks: np.ndarray, rng: Any, out: np.ndarray | N
             rng = int(rng.integers(2**63))
         rng = check_seed(rng, "rng must be a seed, a Generator or an array of streams; as a seed it")
         streams = kernels.seed_streams(rng, 1)
-    result = np.empty(lead, np.int64) if out is None else out
-    if result.shape != lead or result.dtype != np.int64 or not result.flags.c_contiguous:
-        raise ValueError(f"out must be a contiguous int64 array shaped {lead}")
+    result = np.empty(lead, np.int64) if out is None else _out_array(out, lead, np.int64)
     if rows.shape[0]:
         _run(kernels.sample_legal_rows, kernels.sample_legal_rows_threaded, _check_threads(num_threads),
              rows, streams, result.reshape(-1))  # fmt: skip
@@ -337,9 +359,7 @@ class NertzVectorEnv:
         included (``nertz_v0``'s ``state()``, for centralized critics), built in compiled code. A
         game whose hand ended in the last step shows its new deal. Without ``out``, a new array."""
         shape = (self.num_envs, self.layout.state_size)
-        result = np.empty(shape, np.int8) if out is None else out
-        if result.shape != shape or result.dtype != np.int8 or not result.flags.c_contiguous:
-            raise ValueError(f"out must be a contiguous int8 array shaped {shape}")
+        result = np.empty(shape, np.int8) if out is None else _out_array(out, shape, np.int8)
         self._engine.state_vectors(self.state, self._cfg, result)
         return result
 

@@ -7,6 +7,8 @@ throws random garbage at the same boundaries in a subprocess."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -309,6 +311,25 @@ def test_vector_env_arguments_and_sample_legal_seeds_are_checked():
         sample_legal(masks, np.array([7, 0], np.uint64))  # would always draw the first legal action
     with pytest.raises(ValueError, match="at least one action"):
         sample_legal(np.ones((2, 0), bool), 0)  # a reshape error
+    for bad in (np.nan, 0.5, 2.0, -1.0, np.inf):
+        odd = np.ones((2, 3))
+        odd[1, 2] = bad
+        with pytest.raises(ValueError, match=re.escape(f"float64 masks must hold 0 or 1 (1 = legal), got {bad!r} at "
+                                                       "index (1, 2)")):  # fmt: skip
+            sample_legal(odd, 0)  # NaN was legal
+    assert (sample_legal(np.array([[0.0, 1.0, 0.0]]), 0) == 1).all()
+    env = NertzVectorEnv(2, num_players=2, seed=0)
+    env.reset()
+    for call, shape in ((lambda out: sample_legal(masks, 0, out=out), "int64 array shaped (2,)"),
+                        (lambda out: env.sample_actions(out=out), "int64 array shaped (2, 2)"),
+                        (env.states, f"int8 array shaped (2, {env.layout.state_size})")):  # fmt: skip
+        with pytest.raises(ValueError, match=re.escape(f"out must be a contiguous {shape} (a writable numpy array), "
+                                                       "got list")):  # fmt: skip
+            call([0, 0])  # was an AttributeError on list.shape
+    frozen = np.zeros((2, 2), np.int64)
+    frozen.setflags(write=False)
+    with pytest.raises(ValueError, match="got read-only int64 array shaped \\(2, 2\\)"):
+        env.sample_actions(out=frozen)
 
 
 def test_game_inputs():

@@ -3,6 +3,7 @@ ValueError that names the option and what it accepts."""
 
 from __future__ import annotations
 
+import copyreg
 import json
 import pickle
 import re
@@ -47,6 +48,15 @@ BAD_VALUES = [
     ("speed", (1.0, float("inf"), 1.0, 1.0), "None or 4 positive numbers, one per player"),
     ("speed", "fast", "None or 4 positive numbers, one per player"),
     ("speed", 2.0, "None or 4 positive numbers, one per player"),
+    ("speed", "1234", "None or 4 positive numbers, one per player"),  # was (1.0, 2.0, 3.0, 4.0)
+    ("speed", {1.0: 9, 2.0: 9, 3.0: 9, 4.0: 9}, "as a list, tuple or 1-D array (not a str, a dict or bools)"),
+    ("speed", (True,) * 4, "None or 4 positive numbers, one per player"),  # was (1.0,) * 4
+    ("speed", np.ones((1, 4)), "None or 4 positive numbers, one per player"),
+    ("fill_empty_from", np.array(["any"]), "'any', 'nertz' or 'nertz_or_waste' (given a ndarray, not a str)"),
+    ("block_moves", ["any"], "'any', 'whole' or 'none' (given a list, not a str)"),
+    ("stall_ticks", np.array(["auto"]), "'auto' or an integer >= 1"),  # was packed as "auto"
+    ("reward", np.array(["dense"]), "'dense', 'sparse', 'relative' or 'lead'"),
+    ("episode", np.array(["match"]), "'hand' or 'match'"),
     ("nertz_penalty", -1, "an integer >= 0"),
     ("nertz_penalty", 1.5, "an integer >= 0"),
     ("call_bonus", -10, "an integer >= 0"),
@@ -87,6 +97,38 @@ def test_speed_needs_collision_random():
     with pytest.raises(ValueError, match=re.escape("speed") + ".*collision='random'"):
         NertzConfig(num_players=2, collision="seat", speed=(1.0, 2.0))
     assert NertzConfig(num_players=2, speed=[1, 2]).speed == (1.0, 2.0)
+    assert NertzConfig(num_players=2, speed=np.array([1, 2.5], np.float32)).speed == (1.0, 2.5)  # a 1-D array
+
+
+def test_replace_and_preset_name_a_bad_name_and_the_accepted_ones():
+    with pytest.raises(ValueError, match="unknown option\\(s\\) foo; known options: aces_to_work, .*work_piles"):
+        NertzConfig().replace(foo=1)  # was dataclasses' TypeError
+    with pytest.raises(ValueError, match="unknown option\\(s\\) _packed"):
+        NertzConfig().replace(_packed=1)
+    with pytest.raises(ValueError, match=re.escape("invalid preset=['x']: accepted 'standard', 'snerts'")):
+        NertzConfig.from_kwargs(preset=["x"])  # was TypeError: unhashable type
+    assert NertzConfig().replace(stock_draw=1).stock_draw == 1
+
+
+class _Pickled:
+    """Pickles as a NertzConfig whose state is ``state``: what another version of the class wrote."""
+
+    def __init__(self, state):
+        self.state = state
+
+    def __reduce__(self):
+        return copyreg._reconstructor, (NertzConfig, object, None), self.state
+
+
+def test_unpickling_refuses_an_unknown_or_missing_field():
+    state = NertzConfig(num_players=2).__getstate__()
+    assert pickle.loads(pickle.dumps(_Pickled(state))) == NertzConfig(num_players=2)
+    with pytest.raises(ValueError, match="cannot unpickle a NertzConfig with unknown field\\(s\\) jokers: the pickled "
+                       "options must be exactly num_players, "):  # fmt: skip
+        pickle.loads(pickle.dumps(_Pickled({**state, "jokers": 2})))  # was set as a stray attribute
+    del state["match_end"]
+    with pytest.raises(ValueError, match="missing field\\(s\\) match_end"):
+        pickle.loads(pickle.dumps(_Pickled(state)))  # was silently the class default
 
 
 def test_replace_validates_too():

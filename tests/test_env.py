@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 from pettingzoo.test import api_test, max_cycles_test, parallel_api_test, parallel_seed_test, render_test, seed_test
 
 from nertz_env import NertzConfig, nertz_v0
+from nertz_env.cards import parse_card
 
 
 def random_play(env, seed, ticks=10_000):
@@ -230,6 +232,12 @@ def test_fixed_decks_and_snapshot_are_r10():
         env.reset(options={"decks": [["ZZ"] + deck[1:], deck]})
     with pytest.raises(ValueError, match="list of 2 decks"):
         env.reset(options={"decks": [deck]})
+    codes = np.array([[parse_card(c) for c in deck]] * 2)
+    env.reset(options={"decks": codes})  # a 2-D array deals as the list of its rows (was refused)
+    assert env.snapshot()["players"][1]["nertz"] == deck[:13]
+    with pytest.raises(ValueError, match=re.escape("decks as an array must be 2-D, one row of 52 cards per player "
+                                                   "(R10), got shape (1, 2, 52)")):  # fmt: skip
+        env.reset(options={"decks": codes[None]})
 
 
 def test_observation_hides_what_r9_hides():
@@ -309,4 +317,56 @@ def test_config_object_and_ansi_render():
     with pytest.raises(ValueError, match="either config"):
         nertz_v0.parallel_env(config=cfg, num_players=4)
     assert nertz_v0.parallel_env(config=cfg, num_players=3).possible_agents == ["player_0", "player_1", "player_2"]
+    with pytest.raises(TypeError, match=re.escape("invalid config={'num_players': 2}: accepted None or a NertzConfig")):
+        nertz_v0.parallel_env(config={"num_players": 2})  # was an AttributeError on config.work_piles
     assert len(nertz_v0.parallel_env().possible_agents) == 4
+
+
+@pytest.mark.parametrize(("option", "value", "accepted"), [
+    ("strict", "no", "True or False"),
+    ("record", "no", "True or False"),
+    ("strict", 1, "True or False"),
+    ("info_action_mask", 1.0, "False, True or 'only'"),
+    ("info_action_mask", 0, "False, True or 'only'"),
+])  # fmt: skip
+def test_env_switches_take_bools_only(option, value, accepted):
+    """A truthy 'no' or 1.0 was silently taken as True."""
+    with pytest.raises(ValueError, match=re.escape(f"invalid {option}={value!r}: accepted {accepted}")):
+        nertz_v0.parallel_env(num_players=2, **{option: value})
+    env = nertz_v0.parallel_env(num_players=2, strict=np.bool_(True), record=False, info_action_mask="only")
+    assert env.strict is True and env.record is False and env.info_action_mask == "only"
+
+
+@pytest.mark.parametrize("turn_based", [False, True])
+def test_aec_step_without_a_hand_in_play_says_call_reset(turn_based):
+    env = nertz_v0.raw_env(num_players=2, turn_based=turn_based, max_cycles=2)
+    with pytest.raises(RuntimeError, match=re.escape("step() called before reset(); call reset()")):
+        env.step(0)  # was an AttributeError on agent_selection
+    env.reset(seed=0)
+    while env.agents:
+        env.step(None if env.terminations[env.agent_selection] or env.truncations[env.agent_selection] else 0)
+    with pytest.raises(RuntimeError, match=re.escape("step() called after the hand ended; call reset()")):
+        env.step(None)
+
+
+@pytest.mark.parametrize("turn_based", [False, True])
+def test_an_unhashable_agent_is_an_unknown_agent(turn_based):
+    words = "unknown agent \\[1\\]; agents are player_0, player_1"
+    aec = nertz_v0.env(num_players=2, turn_based=turn_based)
+    aec.reset(seed=0)
+    with pytest.raises(KeyError, match=words):
+        aec.observe([1])  # was TypeError: unhashable type
+    with pytest.raises(KeyError, match=words):
+        aec.action_space([1])
+    with pytest.raises(KeyError, match="unknown agent 'x'; agents are player_0, player_1"):
+        aec.observe("x")
+
+
+def test_set_state_refuses_a_config_that_is_not_a_nertz_config():
+    env = nertz_v0.parallel_env(num_players=2)
+    env.reset(seed=0)
+    saved = env.get_state()
+    with pytest.raises(ValueError, match=re.escape("set_state: state['config'] must be the NertzConfig get_state() "
+                                                   "saved, got a dict")):  # fmt: skip
+        env.set_state({**saved, "config": saved["config"].to_dict()})  # was: every option "differs"
+    env.set_state(saved)
