@@ -257,7 +257,9 @@ class NertzConfig:
         if self.episode == "match":
             if self.hands is not None and self.hands > self.max_hands:
                 _fail("hands", self.hands, f"None or an integer from 1 to max_hands={self.max_hands}")
-            worst = self.max_hands * max(self.nertz_penalty * self.nertz_pile_size, 52 + self.call_bonus)
+            # R4.8: with builds a Nertz pile can grow past its deal, up to the 52 cards it has room for
+            most_left = 52 if self.nertz_builds else self.nertz_pile_size
+            worst = self.max_hands * max(self.nertz_penalty * most_left, 52 + self.call_bonus)
             if worst > MAX_OBSERVED_TOTAL:
                 _fail("max_hands", self.max_hands, f"a cap with max_hands x (largest hand score) <= "
                       f"{MAX_OBSERVED_TOTAL}, the largest match total the observation holds exactly (R8)")

@@ -181,6 +181,16 @@ def test_match_end_other_than_highest_plays_to_the_target_not_a_number_of_hands(
     assert NertzConfig.from_kwargs(preset="snerts", episode="match", hands=3, match_end="highest").hands == 3
 
 
+def test_a_match_cap_keeps_every_total_the_observation_can_hold_also_with_builds():
+    """R8 totals are observed exactly up to +-12799; R4.8 builds let a Nertz pile grow past its
+    deal to all 52 places, so the worst hand loses nertz_penalty x 52 points, not x 13."""
+    NertzConfig(episode="match", nertz_penalty=9)  # 100 hands x 9 x 13 = 11700: held
+    with pytest.raises(ValueError, match=r"max_hands=100.*largest match total the observation holds"):
+        NertzConfig(episode="match", nertz_penalty=3, nertz_builds=True)  # 100 x 3 x 52 = 15600
+    assert NertzConfig(episode="match", nertz_penalty=3, nertz_builds=True, max_hands=82).max_hands == 82
+    assert NertzConfig.from_kwargs(preset="nerts", episode="match").nertz_builds  # 100 x 2 x 52 = 10400
+
+
 @pytest.mark.parametrize(("stock_draw", "given", "rotations"), [(3, None, 3), (1, None, 1), (3, 0, 0), (1, 5, 5)])
 def test_r5_max_stall_rotations_default_depends_on_stock_draw(stock_draw, given, rotations):
     assert NertzConfig(stock_draw=stock_draw, max_stall_rotations=given).stall_rotations == rotations
