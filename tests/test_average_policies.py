@@ -77,3 +77,49 @@ def test_what_cannot_be_averaged_is_refused_with_the_reason(tmp_path, capsys):
     with pytest.raises(ValueError, match="not the same network and rules"):
         average(kept_policies(tmp_path), tmp_path / "a.pt")
     assert not (tmp_path / "a.pt").exists()
+
+
+def test_out_is_checked_before_any_work(tmp_path, capsys):
+    """Before, a missing folder was created, ``.json`` accepted, a folder left ``<folder>.tmp``
+    behind, and the run's own ``policy.pt`` (an input) was overwritten."""
+    _keep(tmp_path, 100, 0)
+    kept = _keep(tmp_path, 200, 1)
+    last = save_policy(tmp_path / "policy.pt", load_network(kept)[0], NertzConfig(), (16,), action_hidden=8)
+    before = last.read_bytes()
+    (tmp_path / "folder.pt").mkdir()
+    for out, said in (
+        (tmp_path / "none" / "a.pt", "does not exist"),
+        (tmp_path / "a.json", "must end in .pt"),
+        (tmp_path / "folder.pt", "is a folder, not a file"),
+        (last, "is one of the run's policies"),
+        (kept, "is one of the run's policies"),
+        (tmp_path / "policies" / "policy_0000000300.pt", "is one of the run's policies"),
+    ):
+        with pytest.raises(SystemExit) as stop:
+            main([str(tmp_path), "--last", "2", "--with-last", "--out", str(out)])
+        err = capsys.readouterr().err
+        assert stop.value.code == 2 and "argument --out" in err and said in err and err.count("\n") == 1, err
+    assert not (tmp_path / "none").exists() and not (tmp_path / "folder.pt.tmp").exists()
+    assert last.read_bytes() == before and len(kept_policies(tmp_path)) == 2
+
+
+def test_a_final_policy_that_is_the_newest_kept_one_is_counted_once(tmp_path, capsys):
+    """A run whose updates are a multiple of --keep-policy-every ends on a kept policy: its
+    policy.pt repeats the newest policies/policy_*.pt, and --with-last averages it once."""
+    files = [_keep(tmp_path, d, seed) for seed, d in enumerate((100, 200, 300))]
+    save_policy(tmp_path / "policy.pt", load_network(files[-1])[0], NertzConfig(), (16,),
+                extra={"global_step": 300}, action_hidden=8)  # fmt: skip
+    main([str(tmp_path), "--last", "2", "--with-last", "--out", str(tmp_path / "avg.pt")])
+    out = capsys.readouterr().out
+    assert "policy.pt holds the weights of" in out and "counted once" in out
+    assert out.splitlines()[-1].endswith(f"the mean of {files[1].name}, {files[2].name}")
+    net, _, blob = load_network(tmp_path / "avg.pt")
+    older, newer = (load_network(f)[0].state_dict() for f in files[1:])
+    for name, value in net.state_dict().items():
+        torch.testing.assert_close(value, (older[name] + newer[name]) / 2)
+    assert blob["extra"]["averaged"] == [str(f) for f in files[1:]]
+    with pytest.raises(SystemExit) as stop:
+        main([str(tmp_path), "--last", "4", "--with-last", "--out", str(tmp_path / "avg.pt")])
+    assert stop.value.code == 2 and "keeps 3 policies, fewer than --last 4 (its policy.pt counted once)" in (
+        capsys.readouterr().err
+    )

@@ -109,3 +109,25 @@ def test_seed_pairs_give_the_mean_over_training_seeds_with_an_interval_over_seed
         with pytest.raises(SystemExit) as stop:
             main(argv)
         assert stop.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_seed_pair_on_other_deals_is_refused_naming_them(reports, tmp_path, capsys):
+    """Before, a pair on deals 6-11 (``--first-deal 6``) passed beside the first pair's deals 0-5:
+    only the deal count and the seed were compared."""
+    base, variant = reports
+    later_base = evaluate(["greedy", *OPPONENTS], hands=6, seed=5, progress=False, first_deal=6)
+    later_variant = evaluate(["random", *OPPONENTS], hands=6, seed=5, progress=False, first_deal=6)
+    paths = {}
+    for name, rep in (("b", base), ("v", variant), ("lb", later_base), ("lv", later_variant)):
+        paths[name] = str(tmp_path / f"{name}.json")
+        (tmp_path / f"{name}.json").write_text(json.dumps(rep, default=float))
+    for pair, message in (
+        ((paths["lb"], paths["lv"]), f"{paths['lb']} holds deals 6-11, the first base deals 0-5: every --seed-pair "
+                                     "must be evaluated on the first pair's deals"),
+        ((paths["b"], paths["lv"]), "hold different deals (deal 0 is in one only)"),
+    ):  # fmt: skip
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as stop:
+            main([paths["b"], paths["v"], "--seed-pair", *pair])
+        err = capsys.readouterr().err
+        assert stop.value.code == 2 and message in err and err.count("\n") == 1, err

@@ -192,3 +192,45 @@ def test_the_trainer_keeps_policy_snapshots_named_by_decisions(tmp_path):
     steps = [e["decisions"] for e in entrants]
     assert steps == sorted(steps) and len(steps) == 3  # the two kept and the last policy.pt
     assert [f"policy_{s:010d}.pt" for s in steps[:2]] == [p.name for p in kept]
+
+
+def _damaged(record: dict, how: str) -> dict:
+    record = json.loads(json.dumps(record))
+    if how == "only the tag":
+        return {"format": ld.FORMAT}
+    if how == "tables a list":
+        record["tables"] = [1, 2]
+    elif how == "entrants short":
+        record["entrants"] = record["entrants"][:1]
+    elif how == "entrants strings":
+        record["entrants"] = ["random", "greedy"]
+    elif how == "rating without mu":
+        del record["tables"]["2"]["ratings"][0]["mu"]
+    return record
+
+
+@pytest.mark.parametrize(
+    ("how", "said"),
+    [("only the tag", "missing 'seed', 'deals_per_pair', 'entrants', 'tables'"),
+     ("tables a list", "'tables' is not an object of table sizes"),
+     ("entrants short", "a rating of table '2' names no entrant from 0 to 0"),
+     ("entrants strings", "'entrants' is not a non-empty list of entrants (objects)"),
+     ("rating without mu", "at table '2' lacks mu, sigma, win_share, score or hands")],
+)  # fmt: skip
+def test_a_damaged_record_with_the_right_tag_is_named_in_one_line(scripted_ladder, tmp_path, capsys, how, said):
+    """Before, such records gave a KeyError, TypeError or IndexError traceback (exit 1)."""
+    path = tmp_path / "ladder.json"
+    path.write_text(json.dumps(_damaged(scripted_ladder, how)))
+    with pytest.raises(ValueError, match="not a ladder record") as info:
+        ld.load_ladder(path)
+    assert said in str(info.value)
+    from nertz_env.training import cli
+
+    pytest.importorskip("matplotlib", reason="--plot needs the training extra's matplotlib")
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["ladder", "--plot-only", str(path), "--plot", str(tmp_path / "p.png")])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and f"{path} is not a ladder record: " in err and said in err, err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert not (tmp_path / "p.png").exists()

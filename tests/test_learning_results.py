@@ -169,3 +169,63 @@ def test_flags_that_would_be_ignored_or_a_missing_folder_are_refused(tmp_path, c
     with pytest.raises(SystemExit) as exc:
         learning_results.main([*argv, *([] if "--folder" in argv else ["--folder", str(tmp_path)])])
     assert exc.value.code == 2 and said.replace("MISSING", str(tmp_path / "none")) in capsys.readouterr().err
+
+
+def _refused(argv, capsys) -> str:
+    capsys.readouterr()  # what came before, e.g. the rules engine's compile notice
+    with pytest.raises(SystemExit) as exc:
+        learning_results.main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [(lambda r: [1, 2], "a JSON object expected, got list"),
+     (lambda r: None, "a JSON object expected, got null"),
+     (lambda r: {**r, "summary": [{"x": 1}]}, "'summary' is not a list of rows, each naming its 'agent'"),
+     (lambda r: {**r, "summary": r["summary"][1:]}, "'summary' has no row of the first agent 'greedy'"),
+     (lambda r: {**r, "deals": "3"}, "'deals' is '3', not a count >= 1"),
+     (lambda r: {**r, "paired": [{**r["paired"][0], "score_diff_ci": None}]}, "lacks a 'score_diff' number or"),
+     (lambda r: {**r, "mode": "matches"}, "a report of mode 'matches' (nertz eval --matches): the table is of")],
+)  # fmt: skip
+def test_a_report_the_table_cannot_read_is_refused_before_it_is_kept(report, tmp_path, capsys, change, said):
+    """Before, ``--add`` kept any file with the right keys, and every later run on the folder
+    crashed on it (KeyError, TypeError); a match report showed its matches as deals."""
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(change(report)))
+    folder = tmp_path / "kept"
+    err = _refused(["--add", str(path), "--name", "x", "--folder", str(folder)], capsys)
+    assert f"--add {path}: " in err and said in err
+    assert not (folder / "x.json").exists()
+
+
+def test_a_match_report_is_refused(tmp_path, capsys):
+    matches = evaluate(["greedy", "random"], hands=1, seed=4, progress=False, matches=True, target_score=5)
+    path = tmp_path / "matches.json"
+    path.write_text(json.dumps(matches))
+    err = _refused(["--add", str(path), "--name", "m", "--folder", str(tmp_path / "kept")], capsys)
+    assert "a report of mode 'matches'" in err and not (tmp_path / "kept" / "m.json").exists()
+
+
+def test_a_damaged_kept_report_is_named_in_one_line(report, tmp_path, capsys):
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report))
+    folder = tmp_path / "kept"
+    assert learning_results.main(["--add", str(path), "--name", "good", "--folder", str(folder)]) == 0
+    capsys.readouterr()
+    (folder / "truncated.json").write_text(json.dumps(report)[:300])
+    for argv in ([], ["--check", str(tmp_path / "page.md")], ["--plot", str(tmp_path / "p.png")]):
+        err = _refused(["--folder", str(folder), *argv], capsys)
+        assert f"{folder / 'truncated.json'}: not a readable JSON file" in err and "restore it or delete it" in err
+    (folder / "truncated.json").write_text(json.dumps({**report, "note": "n", "summary": [{"x": 1}]}))
+    assert "truncated.json: not a harness report: 'summary' is not a list" in _refused(["--folder", str(folder)],
+                                                                                        capsys)  # fmt: skip
+
+
+def test_a_folder_that_is_a_file_is_refused(report, tmp_path, capsys):
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report))
+    err = _refused(["--add", str(path), "--name", "x", "--folder", str(path)], capsys)
+    assert f"--folder {path}: a file, not a folder of kept reports" in err

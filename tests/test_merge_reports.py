@@ -58,3 +58,63 @@ def test_the_cli_merges_files_and_names_a_bad_one(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main([str(tmp_path / "bad.json"), "--out", str(tmp_path / "x.json")])
     assert "JSONDecodeError" in capsys.readouterr().err
+
+
+def _shard(tmp_path, name: str, first: int, hands: int = 2, **changes) -> str:
+    report = evaluate(AGENTS[:2], hands=hands, seed=3, progress=False, first_deal=first)
+    report.update(changes)
+    path = tmp_path / name
+    path.write_text(json.dumps(report, default=float))
+    return str(path)
+
+
+def _refused(argv, capsys) -> str:
+    capsys.readouterr()  # what came before, e.g. the rules engine's compile notice
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+@pytest.mark.parametrize(("text", "kind"), [("[1, 2, 3]", "list"), ("null", "null"), ('"a"', "str")])
+def test_a_file_that_is_not_a_report_is_named(tmp_path, capsys, text, kind):
+    """Before, ``[1,2,3]`` or ``null`` gave an AttributeError traceback."""
+    (tmp_path / "odd.json").write_text(text)
+    err = _refused([str(tmp_path / "odd.json"), "--out", str(tmp_path / "all.json")], capsys)
+    assert f"odd.json is not a report of nertz eval --out: a JSON object expected, got {kind}" in err
+    (tmp_path / "slim.json").write_text(json.dumps({"agents": ["a"], "config": {}, "mode": "duplicate"}))
+    err = _refused([str(tmp_path / "slim.json"), "--out", str(tmp_path / "all.json")], capsys)
+    assert "slim.json is not a full report of nertz eval --out: missing hands, elapsed_s" in err
+
+
+def test_shards_with_a_gap_are_refused_naming_the_missing_deals(tmp_path, capsys):
+    """Before, deals 0-1 and 10-11 merged into ``deals=4, first_deal=0``: a claim of deals 0-3."""
+    a, b, c = _shard(tmp_path, "a.json", 0), _shard(tmp_path, "b.json", 10), _shard(tmp_path, "c.json", 4, hands=1)
+    err = _refused([a, b, "--out", str(tmp_path / "all.json")], capsys)
+    assert "the shards leave out deals 2-9 between deal 0 and deal 11" in err
+    err = _refused([a, c, b, "--out", str(tmp_path / "all.json")], capsys)
+    assert "leave out deals 2-3, 5-9 between" in err and not (tmp_path / "all.json").exists()
+    later = _shard(tmp_path, "d.json", 12)  # deals 10-13: contiguous, though not from deal 0
+    assert main([b, later, "--out", str(tmp_path / "all.json")]) == 0
+    merged = json.loads((tmp_path / "all.json").read_text())
+    assert merged["deals"] == 4 and merged["first_deal"] == 10 and "shard_versions" not in merged
+
+
+def test_shards_of_other_versions_are_refused_or_listed(tmp_path, capsys):
+    """The rules engine (nertz_env) and the shuffles (numpy) must match; Python, numba and
+    openskill change no deal nor hand, and the merged report lists every shard's versions."""
+    a = _shard(tmp_path, "a.json", 0)
+    ours = json.loads((tmp_path / "a.json").read_text())["versions"]
+    for key in ("nertz_env", "numpy"):
+        other = _shard(tmp_path, f"{key}.json", 2, versions={**ours, key: "0.0.1"})
+        err = _refused([a, other, "--out", str(tmp_path / "all.json")], capsys)
+        assert f"{key}.json was played with {key} 0.0.1, {a} with {ours[key]}: only shards of the same" in err
+    unrecorded = _shard(tmp_path, "none.json", 2, versions=None)
+    assert "none.json does not record the nertz_env and numpy versions" in _refused(
+        [a, unrecorded, "--out", str(tmp_path / "all.json")], capsys
+    )
+    other_python = _shard(tmp_path, "py.json", 2, versions={**ours, "python": "3.0.0"})
+    assert main([a, other_python, "--out", str(tmp_path / "all.json")]) == 0
+    merged = json.loads((tmp_path / "all.json").read_text())
+    assert merged["shard_versions"] == [ours, {**ours, "python": "3.0.0"}] and merged["versions"] == ours

@@ -18,7 +18,9 @@ the same agents in every other seat, so that the compared player is all that dif
 interval covers the deals, not training: two training seeds of one recipe differ too.
 
 Training's own noise needs several training seeds of both recipes. ``--seed-pair BASE VARIANT``
-(repeatable) adds another seed's pair of reports, each pair on the same deals as the first:
+(repeatable) adds another seed's pair of reports, each pair on the same deals as the first (the
+same seed, rules, players and deals, ``--first-deal`` and ``--hands`` included: a pair on other
+deals is refused, naming them):
 
     nertz compare base_s1.json variant_s1.json --seed-pair base_s2.json variant_s2.json \
         --seed-pair base_s3.json variant_s3.json
@@ -97,7 +99,8 @@ def over_seeds(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The mean over training seeds of each seed's paired difference (``rows``, one per seed, each
     from ``compare``), with a Student-t 95% interval over the seeds."""
     if len({(r["deals"], r["seed"]) for r in rows}) != 1:
-        raise ValueError("every --seed-pair must be evaluated on the deals of the first pair (same --seed and --hands)")
+        raise ValueError("every --seed-pair must be evaluated on the deals of the first pair "
+                         "(same --seed, --first-deal and --hands)")  # fmt: skip
     win = stats.mean_interval([r["win_share_diff"] for r in rows])
     score = stats.mean_interval([r["score_diff"] for r in rows])
     return {
@@ -162,7 +165,24 @@ def _seed_pair(first_base: dict[str, Any], base_path: str, variant_path: str, ag
     rules and other seats."""
     base = _read(base_path)
     check_pair(first_base, base, agent, base_path)
+    first_deals, deals = _deals(first_base), _deals(base)
+    if deals != first_deals:
+        raise ValueError(f"{base_path} holds {_span(deals)}, the first base {_span(first_deals)}: every "
+                         "--seed-pair must be evaluated on the first pair's deals "
+                         "(same --seed, --first-deal and --hands)")  # fmt: skip
     return compare(base, _read(variant_path), agent, variant_path)
+
+
+def _deals(report: dict[str, Any]) -> set[int]:
+    return {rec["key"][0] for rec in report["hands"]}
+
+
+def _span(deals: set[int]) -> str:
+    """``deals 2-3`` when contiguous, else how many and from which to which."""
+    if not deals:
+        return "no deals"
+    low, high = min(deals), max(deals)
+    return f"deals {low}-{high}" if len(deals) == high - low + 1 else f"{len(deals)} deals from {low} to {high}"
 
 
 def _read(path: str) -> Any:

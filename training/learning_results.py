@@ -44,12 +44,82 @@ FLOOR = 0.19  # the plot's lowest win share
 START, END = markers("learned")  # the lines the table lies between in a page
 
 
-def slim(report: dict[str, Any], note: str) -> dict[str, Any]:
-    """The report without its per-hand and per-match records, with ``note``."""
+def slim(report: Any, note: str) -> dict[str, Any]:
+    """The report without its per-hand and per-match records, with ``note``; checked as the table
+    reads it (``checked``), so nothing is kept that the table could not show."""
+    if not isinstance(report, dict):
+        raise ValueError(f"not a harness report (nertz eval --out): a JSON object expected, got {_kind(report)}")
     missing = {"agents", "summary", "paired", "deals", "seed"} - set(report)
     if missing:
         raise ValueError(f"not a harness report (nertz eval --out): missing {', '.join(sorted(missing))}")
-    return {"note": note, **{k: v for k, v in report.items() if k not in ("hands", "matches")}}
+    return checked({"note": note, **{k: v for k, v in report.items() if k not in ("hands", "matches")}})
+
+
+def checked(report: Any) -> dict[str, Any]:
+    """``report``, a kept report, if the table and the plot can read it; else a ValueError naming
+    what is wrong. The table is of duplicate deals: a report of matches is refused."""
+    if not isinstance(report, dict):
+        raise ValueError(f"not a harness report: a JSON object expected, got {_kind(report)}")
+    missing = {"note", "agents", "summary", "paired", "deals", "seed"} - set(report)
+    if missing:
+        raise ValueError(f"not a kept harness report (learning_results --add): missing {', '.join(sorted(missing))}")
+    if report.get("mode", "duplicate") != "duplicate":
+        raise ValueError(f"a report of mode {report['mode']!r} (nertz eval --matches): the table is of duplicate "
+                         "deals, evaluate without --matches")  # fmt: skip
+    _expect(isinstance(report["note"], str), "'note' is not a string")
+    _expect(_is_int(report["deals"]) and report["deals"] >= 1, f"'deals' is {report['deals']!r}, not a count >= 1")
+    _expect(_is_int(report["seed"]), f"'seed' is {report['seed']!r}, not an integer")
+    for key in ("agents", "specs"):
+        names = report.get(key, ["-"])
+        _expect(isinstance(names, list) and names and all(isinstance(a, str) for a in names),
+                f"{key!r} is not a non-empty list of agent names")  # fmt: skip
+    for key in ("summary", "paired"):
+        _expect(isinstance(report[key], list) and all(isinstance(r, dict) and "agent" in r for r in report[key]),
+                f"{key!r} is not a list of rows, each naming its 'agent'")  # fmt: skip
+    first = report["agents"][0]
+    mine = [r for r in report["summary"] if r["agent"] == first]
+    _expect(bool(mine), f"'summary' has no row of the first agent {first!r}")
+    _expect(_is_number(mine[0].get("win_share")) and _is_interval(mine[0].get("win_ci")),
+            f"the 'summary' row of {first!r} lacks a 'win_share' number or 'win_ci' [low, high]")  # fmt: skip
+    lacking = f"a 'paired' row of {first!r} lacks a 'score_diff' number or 'score_diff_ci' [low, high]"
+    for pair in report["paired"]:
+        if pair["agent"] == first:
+            _expect(_is_number(pair.get("score_diff")) and _is_interval(pair.get("score_diff_ci")), lacking)
+    return report
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _expect(holds: bool, what: str) -> None:
+    if not holds:
+        raise ValueError(f"not a harness report: {what}")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_interval(value: Any) -> bool:
+    return isinstance(value, list) and len(value) == 2 and all(_is_number(v) for v in value)
+
+
+def kept(path: Path) -> dict[str, Any]:
+    """The kept report at ``path``, checked; a ValueError naming the file if it is damaged."""
+    try:
+        text = path.read_text()
+        report = json.loads(text)
+    except (ValueError, OSError) as exc:  # a truncated file, not text, not a file
+        raise ValueError(f"{path}: not a readable JSON file ({exc}): restore it or delete it") from None
+    try:
+        return checked(report)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}: restore it or delete it") from None
 
 
 def row(name: str, report: dict[str, Any]) -> str:
@@ -68,7 +138,7 @@ def table(folder: Path = FOLDER) -> str:
     lines = [f"{HEADER} win share [95% CI] | paired score difference per deal vs each opponent [95% CI] |",
              "|---|---|---|---|---|"]  # fmt: skip
     for path in sorted(folder.glob("*.json")):
-        lines.append(row(path.stem, json.loads(path.read_text())))
+        lines.append(row(path.stem, kept(path)))
     return "\n".join(lines)
 
 
@@ -77,7 +147,7 @@ def search_free(folder: Path = FOLDER) -> list[tuple[str, float, float, float]]:
     ``STANDARD`` evaluation (``--plot``), lowest win share first."""
     out = []
     for path in sorted(folder.glob("*.json")):
-        report = json.loads(path.read_text())
+        report = kept(path)
         first = report["specs"][0] if "specs" in report else report["agents"][0]
         trained = first.startswith(("policy:", "offset-policy(")) or first.split(":")[0] in ("ppo", "ppo-league")
         if not trained or "call=" in first or any(report.get(k) != v for k, v in STANDARD.items()):
@@ -142,20 +212,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error("--name and --note name a report of --add: add --add")
     if not args.add and not folder.is_dir():  # else an empty table would be printed or written
         ap.error(f"--folder {args.folder}: no such folder of kept reports")
+    if folder.exists() and not folder.is_dir():
+        ap.error(f"--folder {args.folder}: a file, not a folder of kept reports")
     if args.add:
         if not args.name:
             ap.error("--add needs --name")
         if Path(args.name).name != args.name or args.name.startswith(".") or not args.name.strip():
             ap.error(f"--name {args.name!r}: accepted a plain file name (no folder, not hidden), kept in --folder")
         try:
-            kept = slim(json.loads(Path(args.add).read_text()), args.note)
+            slimmed = slim(json.loads(Path(args.add).read_text()), args.note)
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / f"{args.name}.json").write_text(json.dumps(kept, indent=1))
-        except USER_ERRORS as exc:  # a missing file, or one that is not JSON or not a harness report
+            (folder / f"{args.name}.json").write_text(json.dumps(slimmed, indent=1))
+        except (*USER_ERRORS, OSError) as exc:  # a missing file, one that is not a harness report, a bad --folder
             ap.error(f"--add {args.add}: {exc}")
-    fresh = table(folder)
+    try:
+        fresh = table(folder)
+        rows = search_free(folder) if args.plot else []
+    except ValueError as exc:  # a damaged kept report, named
+        ap.error(str(exc))
     if args.plot:
-        rows = search_free(folder)
         try:
             print(f"{plot_search_free(rows, args.plot)}: {len(rows)} search-free players drawn")
         except ImportError as exc:  # matplotlib comes with the training extra
