@@ -325,6 +325,20 @@ def others(args: argparse.Namespace, batches: Sequence[int], repeats: int, secon
     return compile_info
 
 
+def check_unused(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A flag given where it would change nothing is an error naming it; then the defaults."""
+    unused = [("--repeats", "--quick", "it sets 2 repeats of 0.3 s"), ("--seconds", "--quick", "it sets 0.3 s"),
+              ("--batch-sizes", "--doors-only", "its rows are at --door-batch"),
+              ("--threads", "--doors-only", "its rows run on one thread"),
+              ("--no-compile", "--doors-only", "it has no compile-time run"),
+              ("--door-batch", "--no-doors", "it leaves out the rows it sizes")]  # fmt: skip
+    for flag, other, why in unused:  # given: not None (or, for --no-compile, True)
+        if getattr(args, other[2:].replace("-", "_")) and getattr(args, flag[2:].replace("-", "_")) not in (None, 0):
+            ap.error(f"argument {flag}: not allowed with {other} ({why})")
+    args.repeats, args.seconds = args.repeats or 5, args.seconds or 1.0
+    args.threads, args.door_batch = args.threads or 1, args.door_batch or 1024
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "nertz bench") -> int:
     import numba
 
@@ -332,22 +346,23 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz bench") -> int:
 
     ap = Parser(prog=prog, description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", metavar="PATH", type=output_file(), help="also write the results as JSON")
-    ap.add_argument("--repeats", type=at_least(1), default=5, help="runs per figure (the median is reported)")
-    ap.add_argument("--seconds", type=number_from(0, inclusive=False), default=1.0, help="wall-clock seconds per run")
+    ap.add_argument("--repeats", type=at_least(1), default=None, help="runs per figure, the median reported (5)")
+    ap.add_argument("--seconds", type=number_from(0, inclusive=False), default=None, help="seconds per run (1.0)")
     ap.add_argument("--quick", action="store_true", help="2 repeats of 0.3 s, batch sizes 64 and 1024, no compile run")
-    ap.add_argument("--threads", type=at_least(1), default=1, help="also run the vector env with this many threads")
+    ap.add_argument("--threads", type=at_least(1), default=None, help="also run the vector env with this many threads")
     ap.add_argument(
         "--batch-sizes", type=at_least(1, MOST_BATCH), nargs="+", default=None, help=f"default {BATCH_SIZES}"
     )
-    ap.add_argument(
-        "--door-batch", type=at_least(1, MOST_BATCH), default=1024, help="games of the TorchRL and Gymnasium batch envs"
-    )
-    ap.add_argument("--no-doors", action="store_true", help="leave out the TorchRL and Gymnasium rows")
+    ap.add_argument("--door-batch", type=at_least(1, MOST_BATCH), default=None,
+                    help="games of the TorchRL and Gymnasium batch envs (1024)")  # fmt: skip
+    doors = ap.add_mutually_exclusive_group()
+    doors.add_argument("--no-doors", action="store_true", help="leave out the TorchRL and Gymnasium rows")
     ap.add_argument("--no-compile", action="store_true", help="leave out the compile-time run")
-    ap.add_argument(
+    doors.add_argument(
         "--doors-only", action="store_true", help="only the TorchRL and Gymnasium rows (with the parallel API's)"
     )
     args = ap.parse_args(argv)
+    check_unused(ap, args)
     most = numba.config.NUMBA_NUM_THREADS  # NertzVectorEnv's limit, checked before the first row is measured
     if args.threads > most:
         ap.error(f"argument --threads: expected an integer from 1 to {most} (numba's threads), got {args.threads}")

@@ -27,8 +27,34 @@ MOST_DEALS, MOST_BATCH = 1_000_000, 65536
 USER_ERRORS = (ValueError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, ImportError)
 
 
+class _StoreOnce(argparse._StoreAction):
+    """argparse's ``store``, except that an option taking a list (``--rules a=1 b=2``) given twice
+    is an error: argparse would keep the last list and silently drop the first."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        seen = getattr(parser, "_lists_given", None)
+        if self.nargs in ("*", "+") and seen is not None:
+            if self.dest in seen:
+                raise argparse.ArgumentError(
+                    self, f"given twice (the second list would replace the first): give all its values after one "
+                    f"{option_string}"
+                )
+            seen.add(self.dest)
+        super().__call__(parser, namespace, values, option_string)
+
+
 class Parser(argparse.ArgumentParser):
-    """``argparse`` whose errors are one line, ``PROG: error: MESSAGE``, with exit code 2."""
+    """``argparse`` whose errors are one line, ``PROG: error: MESSAGE``, with exit code 2, and
+    where an option taking a list may be given once (``_StoreOnce``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._lists_given: set[str] = set()
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")

@@ -28,6 +28,25 @@ def arg(default: Any, help: str, **kwargs: Any) -> Any:  # noqa: A002 - mirrors 
     return dataclasses.field(default=default, metadata={"help": help, **kwargs})
 
 
+_PROG: list[str] = []  # the command's name while ``named`` runs it (``nertz train selfplay``)
+
+
+def prog() -> str:
+    """The name a trainer's errors and ``--help`` give the command: ``nertz train ...`` inside
+    ``named``, else the script's (``train_selfplay.py``)."""
+    return _PROG[-1] if _PROG else Path(sys.argv[0]).name
+
+
+@contextlib.contextmanager
+def named(name: str) -> Iterator[None]:
+    """Run a trainer's ``main`` as the command ``name`` (its errors begin ``name: error:``)."""
+    _PROG.append(name)
+    try:
+        yield
+    finally:
+        _PROG.pop()
+
+
 @contextlib.contextmanager
 def flag_errors(as_command: bool = True) -> Iterator[None]:
     """A run's set-up, where a ``ValueError`` is the user's input (a flag out of range, an agent
@@ -39,7 +58,7 @@ def flag_errors(as_command: bool = True) -> Iterator[None]:
     except ValueError as err:
         if not as_command:
             raise
-        Parser(prog=Path(sys.argv[0]).name).error(str(err))
+        Parser(prog=prog()).error(str(err))
 
 
 # The numbers the PPO trainers share, each with the values it accepts (``check_numbers``).
@@ -125,7 +144,7 @@ def _bool(text: str) -> bool:
 
 
 def parse(cls: type[T], argv: Sequence[str] | None = None, description: str | None = None) -> T:
-    """Parse ``argv`` into ``cls``; unknown flags and bad values exit with argparse's message."""
+    """Parse ``argv`` into ``cls``; an unknown flag or a bad value exits with one line (status 2)."""
     return parse_given(cls, argv, description)[0]
 
 
@@ -175,8 +194,11 @@ def _show(value: Any) -> str:
     return " ".join(map(str, value)) if isinstance(value, tuple) else str(value)
 
 
-def _parser(cls: type, description: str | None, default: Any = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def _parser(cls: type, description: str | None, default: Any = None) -> Parser:
+    """The flags of ``cls``; a bad one is one line and exit code 2 (``cli_checks.Parser``), as the
+    other commands report it, not argparse's usage dump."""
+    parser = Parser(
+        prog=prog(),
         description=description or cls.__doc__,
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         argument_default=default,

@@ -70,11 +70,32 @@ def write_json_lines(path: Path, rows: list[dict[str, Any]]) -> None:
     atomic_write(path, lambda tmp: tmp.write_text("".join(json.dumps(r) + "\n" for r in rows)))
 
 
+def resume_file(path: str | Path, name: str) -> Path:
+    """``--resume PATH`` as a file, or a ``CheckpointError``: a folder (a run's, say) is named as
+    one, with the checkpoint file ``name`` to give instead; a missing file as missing."""
+    path = Path(path)
+    if path.is_dir():
+        inside = path / name
+        hint = f"give {inside}" if inside.is_file() else f"give a run's {name} (this folder holds none)"
+        raise CheckpointError(f"--resume {path}: a folder, not a checkpoint file; {hint}")
+    if not path.is_file():
+        raise CheckpointError(f"--resume {path}: no such file (give the run's {name})")
+    return path
+
+
+def check_budget(path: str, given: set[str], total: int, done: int, saved_total: int) -> None:
+    """``--total-steps`` given on resume is not below the learner decisions the checkpoint has
+    already trained: it would train nothing and record a budget the run has passed."""
+    if "total_steps" in given and total < done:
+        raise ValueError(
+            f"--total-steps {total} is below the {done} decisions {path} has already trained (its run's "
+            f"--total-steps: {saved_total}): give at least {done}, or leave --total-steps out to keep {saved_total}"
+        )
+
+
 def load_torch_checkpoint(path: str | Path, required: tuple[str, ...]) -> dict[str, Any]:
     """A checkpoint written by ``train_selfplay``, or a ``CheckpointError`` saying what the file is."""
-    path = Path(path)
-    if not path.is_file():
-        raise CheckpointError(f"--resume {path}: no such file (give the run's checkpoint.pt)")
+    path = resume_file(path, "checkpoint.pt")
     try:
         blob = torch.load(path, map_location="cpu", weights_only=False)
     except Exception as exc:  # torch raises several kinds for a truncated or foreign file

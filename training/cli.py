@@ -19,6 +19,7 @@ for training) is named with the extra that brings it.
 from __future__ import annotations
 
 import sys
+from argparse import RawDescriptionHelpFormatter
 from collections.abc import Sequence
 
 from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, number_from, output_file, require, rule_config
@@ -34,6 +35,8 @@ _FRONT_ENDS = {
     "benchmark": ("the benchmark's tasks, evaluation protocol and exploitability", "nertz_env.training.benchmark"),
 }
 _TRAINERS = {"selfplay": "nertz_env.training.train_selfplay", "sb3": "nertz_env.training.train_sb3"}
+_TRAINER_HELP = {"selfplay": "self-play masked PPO (python -m nertz_env.training.train_selfplay)",
+                 "sb3": "sb3-contrib MaskablePPO, one seat or self-play (python -m nertz_env.training.train_sb3)"}
 
 
 def _parser() -> Parser:
@@ -49,11 +52,11 @@ def _parser() -> Parser:
     w = sub.add_parser("watch", help="watch bots play a hand; optionally save it as GIF or HTML")
     w.add_argument("--agents", nargs="+", default=["heuristic", "greedy", "greedy", "greedy"], help="one per seat")
     w.add_argument("--seed", type=at_least(0), default=0, help="seed of the deal")
-    w.add_argument("--delay", type=number_from(0, most=3600), default=0.2, help="seconds between ticks")
+    w.add_argument("--delay", type=number_from(0, most=3600), default=None, help="seconds between ticks (0.2)")
     w.add_argument("--quiet", action="store_true", help="do not print the table each tick")
     w.add_argument("--gif", type=output_file(".gif"), default=None, help="write the hand as an animated GIF (Pillow)")
     w.add_argument("--html", type=output_file(".html", ".htm"), default=None, help="write the hand as a web page")
-    w.add_argument("--every", type=at_least(1), default=1, help="keep every n-th tick in the GIF or HTML")
+    w.add_argument("--every", type=at_least(1), default=None, help="keep every n-th tick in the GIF or HTML (1)")
     w.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule options")
     for name, (help_text, module) in _FRONT_ENDS.items():
         sub.add_parser(name, help=f"{help_text} ('nertz {name} --help'; also python -m {module})", add_help=False)
@@ -85,6 +88,11 @@ def _play_or_watch(ap: Parser, argv: list[str]) -> int:
         config = rule_config(sub, args.rules, forbid=seats, num_players=len(specs))
         if args.gif:
             require(sub, "PIL", what="--gif")
+        if args.every is not None and not (args.gif or args.html):  # else they would be silently unused
+            sub.error("argument --every: keeps every n-th tick of the --gif or --html file: give one of them")
+        if args.delay is not None and args.quiet:
+            sub.error("argument --delay: paces the table printed each tick, which --quiet leaves out")
+        args.every, args.delay = args.every or 1, 0.2 if args.delay is None else args.delay
     try:
         agents = play.bots(specs, config, args.seed)
     except USER_ERRORS as e:
@@ -102,14 +110,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = import_module(_FRONT_ENDS[command][1]).main(rest, prog=f"nertz {command}")
         return result if isinstance(result, int) else 0
     if command == "train":
-        trainer = rest.pop(0) if rest and rest[0] in _TRAINERS else "selfplay"
-        sub = Parser(prog=f"nertz train {trainer}")
-        require(sub, "torch", *(("stable_baselines3", "sb3_contrib") if trainer == "sb3" else ()), what="training")
-        from importlib import import_module
-
-        result = import_module(_TRAINERS[trainer]).main(rest, as_command=True)
-        return result if isinstance(result, int) else 0
+        return _train(rest)
     return _play_or_watch(ap, argv)
+
+
+def _train(rest: list[str]) -> int:
+    """``nertz train TRAINER FLAGS``: the trainer's name comes first (a bare ``nertz train`` would
+    otherwise start a default run of millions of steps)."""
+    trainer = rest.pop(0) if rest else None
+    trainers = "\n".join(f"  {name:<9} {text}" for name, text in _TRAINER_HELP.items())
+    tp = Parser(prog="nertz train", usage="nertz train {selfplay,sb3} [FLAGS]", description=f"trainers:\n{trainers}",
+                epilog="'nertz train TRAINER --help' lists its flags", formatter_class=RawDescriptionHelpFormatter)
+    if trainer in ("-h", "--help"):
+        tp.print_help()
+        return 0
+    if trainer not in _TRAINERS:
+        got = f", got {trainer!r}" if trainer is not None else ""
+        tp.error(f"name the trainer first: selfplay or sb3 (e.g. nertz train selfplay --total-steps 200000){got}")
+    extras = ("stable_baselines3", "sb3_contrib") if trainer == "sb3" else ()
+    require(Parser(prog=f"nertz train {trainer}"), "torch", *extras, what="training")
+    from importlib import import_module
+
+    from nertz_env.training.args import named
+
+    with named(f"nertz train {trainer}"):
+        result = import_module(_TRAINERS[trainer]).main(rest, as_command=True)
+    return result if isinstance(result, int) else 0
 
 
 if __name__ == "__main__":

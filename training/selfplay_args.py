@@ -44,7 +44,8 @@ class Args:
         choices=list(SAMPLINGS),
     )
     pfsp_power: float = arg(2.0, "pfsp draws a member in proportion to (1 - the learner's win share vs it) ** this")
-    pfsp_rate: float = arg(0.02, "pfsp's moving average: how far each hand moves a member's win share (0 to 1]")
+    pfsp_rate: float = arg(0.02, "pfsp's moving average: how far each hand moves a member's win share (0 to 1]; "
+                           "a uniform run records the shares (pool/ scalars) at this rate too")
     reward: str = arg("relative", "reward mode of the env: " + ", ".join(REWARD_MODES), choices=list(REWARD_MODES))
     win_bonus: float = arg(0.0, "added to a learner's reward when a hand ends: this x (its win share - 1/players)")
     nertz_bonus: float = arg(0.0, "added to each learner's reward per card that leaves its Nertz pile (the race, R5)")
@@ -146,8 +147,9 @@ BEFORE_FLAG = {"sampler": "catalogue", "central_critic": False, "critic_lr": 0.0
                "aux_opponents": 0.0}  # fmt: skip
 
 
-def check_args(args: Args) -> None:
-    """Every flag in range, or an error naming it (before anything is built or written)."""
+def check_args(args: Args, given: set[str] | frozenset[str] = frozenset()) -> None:
+    """Every flag in range, or an error naming it (before anything is built or written); ``given``:
+    the flags the command line gave, refused with the ones they need absent (``check_needs``)."""
     positive = ("num_envs", "num_players", "num_steps", "num_minibatches", "update_epochs", "save_every",
                 "snapshot_every", "pool_size", "eval_deals", "hidden", "action_hidden")  # fmt: skip
     for name in positive:
@@ -169,6 +171,7 @@ def check_args(args: Args) -> None:
     for name in ("win_bonus", "nertz_bonus", "critic_lr", "pfsp_power", "aux_hidden", "aux_opponents"):
         if not math.isfinite(getattr(args, name)) or getattr(args, name) < 0:
             raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted a finite number >= 0")
+    check_needs(args, given)
     if args.bc_steps < -1:
         raise ValueError(f"--bc-steps {args.bc_steps}: accepted -1 (an eighth of --total-steps) or >= 0")
     if args.lookahead_features and not 1 <= args.lookahead_depth <= 4:
@@ -189,6 +192,21 @@ def check_args(args: Args) -> None:
         )
     if args.num_minibatches > batch:
         raise ValueError(f"--num-minibatches {args.num_minibatches} exceeds the {batch} decisions of an update")
+
+
+# Flags that shape only what another flag turns on: (flag, whether it is on, what turns it on).
+NEEDS = (("pfsp_power", lambda a: a.pool_sampling == "pfsp", "--pool-sampling pfsp (the draws it weighs)"),
+         ("critic_lr", lambda a: a.central_critic, "--central-critic true (the critic it fits)"))  # fmt: skip
+
+
+def check_needs(args: Args, given: set[str] | frozenset[str]) -> None:
+    """A flag of ``NEEDS`` given on the command line (its default value too) without the flag that
+    turns on what it shapes is refused by name: it would change nothing. (A saved run's values are
+    not judged again on resume; ``--pfsp-rate`` is not one: a uniform run records its win shares at
+    that rate too, ``training.opponent_pool``.)"""
+    for name, on, needs in NEEDS:
+        if name in given and not on(args):
+            raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: accepted only with {needs}")
 
 
 def check_explore(args: Args) -> None:

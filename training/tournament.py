@@ -212,10 +212,14 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz tournament") -> i
     add("--seed", type=at_least(0), default=0, help="the seed of the seat draws, the cuts, the deals and the agents")
     add("--target-score", type=int, default=None, help="every match is played to this total (R8; default 100)")
     add("--max-match-hands", type=int, default=None, help="decide a match still running after this many hands (100)")
-    add("--rounds", type=at_least(1, MOST_DEALS), default=brackets.LADDER_ROUNDS, help="ladder: tables each (R8: four)")
+    add("--rounds", type=at_least(1, MOST_DEALS), default=None, help="ladder: tables each (R8: four, the default)")
     add("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="NertzConfig options, e.g. stock_draw=1")
     add("--out", type=output_file(), default=None, help="write the tournament record as JSON")
     args = ap.parse_args(argv)
+    if args.rounds is not None and args.format != "ladder":  # else it would be silently unused
+        ap.error(f"argument --rounds: sets the tables each entrant plays in --format ladder; --format {args.format} "
+                 "plays rounds until one entrant is left")
+    args.rounds = brackets.LADDER_ROUNDS if args.rounds is None else args.rounds
     config = rule_config(ap, args.rules, forbid=TOURNAMENT_SETS)
     target, cap = match_length(ap, config, args.target_score, args.max_match_hands)
     try:

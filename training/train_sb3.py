@@ -49,6 +49,7 @@ from nertz_env.training.args import (
 from nertz_env.training.checkpoint import (
     CheckpointError,
     atomic_write,
+    check_budget,
     device_generator,
     eval_line,
     evaluate_policy,
@@ -56,6 +57,7 @@ from nertz_env.training.checkpoint import (
     remove_partial_files,
     resolve_device,
     restore_device_generator,
+    resume_file,
     say,
     summary_table,
     training_device,
@@ -175,9 +177,7 @@ def save_checkpoint(model, run_dir: Path, progress: Checkpoints) -> None:
 
 def load_state(path: str | Path) -> dict[str, Any]:
     """The run state inside a checkpoint.zip, or a ``CheckpointError`` saying what the file is."""
-    path = Path(path)
-    if not path.is_file():
-        raise CheckpointError(f"--resume {path}: no such file (give the run's checkpoint.zip)")
+    path = resume_file(path, "checkpoint.zip")
     try:
         with zipfile.ZipFile(path) as zf:
             if STATE not in zf.namelist():
@@ -277,6 +277,7 @@ def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
             saved = load_state(args.resume)
             run_dir = Path(args.resume).parent
             args = resume_args(Args, saved["args"], args, given, MAY_CHANGE, PER_CALL)
+            check_budget(args.resume, given, args.total_steps, saved["num_timesteps"], saved["args"]["total_steps"])
         else:
             run_dir = Path(args.out_dir) / f"nertz_v0__{args.exp_name}__{args.seed}__{int(time.time())}"
         check_args(args)

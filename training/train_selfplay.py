@@ -72,6 +72,7 @@ from nertz_env.training.central_critic import CentralCritic
 from nertz_env.training.checkpoint import (
     CheckpointError,
     atomic_write,
+    check_budget,
     device_generator,
     eval_line,
     evaluate_policy,
@@ -100,11 +101,12 @@ def start(argv: list[str] | None) -> tuple[Args, Path, dict[str, Any] | None]:
     if args.resume:
         resume = load_torch_checkpoint(args.resume, REQUIRED)
         args = resume_args(Args, {**BEFORE_FLAG, **resume["args"]}, args, given, MAY_CHANGE, PER_CALL)
-        check_args(args)
+        check_budget(args.resume, given, args.total_steps, resume["global_step"], resume["args"]["total_steps"])
+        check_args(args, given)
         return args, Path(args.resume).parent, resume
     if args.bc_steps == -1:
         args = replace(args, bc_steps=args.total_steps // 8)
-    check_args(args)
+    check_args(args, given)
     if args.run_dir:
         return args, Path(args.run_dir), None
     return args, Path(args.out_dir) / f"nertz_v0__{args.exp_name}__{args.seed}__{int(time.time())}", None
