@@ -134,8 +134,13 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
 
 def make_spec(spec: str, seed: int = 0, config: NertzConfig | None = None) -> Agent:
-    """``make`` from a ``name:key=value,...`` string."""
+    """``make`` from a ``name:key=value,...`` string; the seed and the rules come from the caller
+    (``--seed``, ``--rules``), not from the spec."""
     name, options = parse_spec(spec)
+    given = sorted({"seed", "config"} & set(options))
+    if given:
+        raise ValueError(f"agent spec {spec!r}: {' and '.join(given)} cannot be set in a spec (the command's --seed "
+                         f"and --rules give them); the spec takes only the agent's own options")  # fmt: skip
     return make(name, seed=seed, config=config, **options)
 
 

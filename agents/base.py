@@ -198,6 +198,15 @@ class Agent(ABC):
         """Actions ``int64[n]`` for ``n`` independent rows of observations and masks. ``keys``
         (uint64 ``[n]``, optional) names each decision (the arena: its hand, seat and tick); an
         agent with chance then draws for a row from its seed and that key alone."""
+        obs, masks = self.checked_rows(observations, action_masks)
+        return self._act_engine_rows(obs, masks, keys)
+
+    def checked_rows(self, observations: Any, action_masks: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``observations [n, D]`` and ``action_masks [n, N]`` as the contiguous int8 rows the
+        compiled kernels read, or an error naming what is wrong: the shapes of this agent's rules,
+        whole numbers inside the observation space, masks of 0 and 1 that allow only moves the
+        observation makes possible. Every public method that hands rows to compiled code checks them
+        here first (``act_batch``, and the agents' ``scores``, ``calls``, ``search``...)."""
         obs, masks = np.asarray(observations), np.asarray(action_masks)
         for what, a in (("observations", obs), ("action masks", masks)):
             _check_numbers(what, a)
@@ -217,7 +226,7 @@ class Agent(ABC):
         obs = np.ascontiguousarray(obs, dtype=np.int8)
         masks = np.ascontiguousarray(masks, dtype=np.int8)
         check(obs, masks)  # the kernels index arrays with what they read from these
-        return self._act_engine_rows(obs, masks, keys)
+        return obs, masks
 
     def _act_engine_rows(self, obs: np.ndarray, masks: np.ndarray, keys: np.ndarray | None = None) -> np.ndarray:
         """``act_batch`` without its checks, for the harness's arena only: its rows are what the

@@ -51,7 +51,7 @@ import numpy as np
 from nertz_env.actions import ACTION_CALL, NERTZ, TO_FOUNDATION, TO_WORK, UNDER, WASTE, WORK_SOURCE
 from nertz_env.agents import _judge, _search
 from nertz_env.agents.base import Agent
-from nertz_env.config import NertzConfig
+from nertz_env.config import NertzConfig, is_int
 
 CALL_MODES = {"now": _judge.CALL_NOW, "safe": _judge.CALL_SAFE, "ahead": _judge.CALL_AHEAD}
 
@@ -111,8 +111,9 @@ class HeuristicAgent(Agent):
         if self.options["call"] not in CALL_MODES:
             raise ValueError(f"invalid call={self.options['call']!r}: accepted {', '.join(CALL_MODES)}")
         depth = self.options["depth"]
-        if not isinstance(depth, int) or not 1 <= depth <= _search.MAX_DEPTH:
-            raise ValueError(f"invalid depth={depth!r}: accepted an integer from 1 to {_search.MAX_DEPTH}")
+        if not is_int(depth) or not 1 <= depth <= _search.MAX_DEPTH:
+            raise ValueError(f"invalid depth={depth!r}: accepted an integer from 1 to {_search.MAX_DEPTH} (not a bool)")
+        self.options["depth"] = int(depth)
         for key in DEFAULTS.keys() - {"depth", "call"}:
             _check_weight(key, self.options[key])
         self.params = np.zeros(_search.N_PARAMS, np.float64)
@@ -128,8 +129,12 @@ class HeuristicAgent(Agent):
             self._kernel(_judge, "wait_for_opponents", args)(*args)
 
     def calls(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """bool ``[n]``: the engine rows (int8, as ``_choose`` takes them) where CALL is legal (R4.6)
+        """bool ``[n]``: the rows (checked as ``act_batch`` checks them) where CALL is legal (R4.6)
         and this player's ``call`` rule calls; its own choice is CALL exactly there."""
+        return self._calls(*self.checked_rows(obs, masks))
+
+    def _calls(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """``calls`` of engine rows (int8, as ``_choose`` takes them)."""
         calls = masks[:, ACTION_CALL] != 0
         if calls.any():
             picks = np.empty(int(calls.sum()), np.int64)

@@ -25,6 +25,17 @@ class AgentBot(pyspiel.Bot):
 
     def __init__(self, agent: agents.Agent, player: int, game: NertzGame | None = None):
         pyspiel.Bot.__init__(self)
+        if not isinstance(agent, agents.Agent):
+            raise TypeError(f"AgentBot plays an agents.Agent (agents.make('heuristic', config=game.config)), got "
+                            f"{agent!r}")  # fmt: skip
+        if game is not None:
+            if not isinstance(game, NertzGame):
+                raise TypeError(f"AgentBot's game must be a {GAME_NAME} game (pyspiel.load_game), got {game!r}")
+            if agent.config.replace(reward=game.config.reward) != game.config:  # the rewards do not steer play
+                raise ValueError(f"AgentBot: the agent was built for {agent.config}, the game plays {game.config}: "
+                                 "build the agent with the game's config")  # fmt: skip
+            if not is_int(player) or not 0 <= player < game.config.num_players:
+                raise ValueError(f"AgentBot: invalid player={player!r}; accepted 0..{game.config.num_players - 1}")
         self.agent = agent
         self.player = player
         self.game = game  # the game the agent was built for: step refuses a state of other rules

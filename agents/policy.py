@@ -273,7 +273,7 @@ class PolicyAgent(Agent):
                 dist = policy.get_distribution(policy.obs_to_tensor(obs)[0], action_masks=masks.astype(bool))
                 probs = dist.distribution.probs.cpu().numpy()
         else:
-            logits = self.scores(obs, masks)[0]
+            logits = self._scores(obs, masks)[0]
             if self.greedy:
                 out[:] = logits.argmax(-1).numpy()
                 return
@@ -282,14 +282,21 @@ class PolicyAgent(Agent):
         out[:] = sample_rows(probs, masks, self.row_uniforms(len(out)))
 
     def scores(self, obs: np.ndarray, masks: np.ndarray):
-        """The masked logits ``[n, N]`` and values ``[n]`` (torch tensors) of engine-written rows
-        (``.pt`` only), R4.6's call by the ``call`` rule when one is set. A value is what the critic
-        expects of the rest of the hand in the reward it was trained on (``relative`` for ``ppo``)."""
+        """The masked logits ``[n, N]`` and values ``[n]`` (torch tensors) of rows of observations
+        and masks (``.pt`` only; checked as ``act_batch`` checks them), R4.6's call by the ``call``
+        rule when one is set. A value is what the critic expects of the rest of the hand in the
+        reward it was trained on (``relative`` for ``ppo``)."""
+        if self._net is None:
+            raise ValueError(f"{self.path.name}: scores are read from a .pt policy's network, not a .zip")
+        return self._scores(*self.checked_rows(obs, masks))
+
+    def _scores(self, obs: np.ndarray, masks: np.ndarray):
+        """``scores`` of rows already checked or written by the engine for this config."""
         torch = _torch()
         with torch.no_grad():
             logits, values = self._net(torch.from_numpy(obs), torch.from_numpy(masks))
         if self._caller is not None:  # CALL exactly where the rule calls
-            calls = torch.from_numpy(self._caller.calls(obs, masks))
+            calls = torch.from_numpy(self._caller._calls(obs, masks))
             logits[:, ACTION_CALL] = -torch.inf
             logits[calls] = -torch.inf
             logits[calls, ACTION_CALL] = 0.0
@@ -322,7 +329,7 @@ class EnsembleAgent(Agent):
 
     def _choose(self, obs: np.ndarray, masks: np.ndarray, out: np.ndarray) -> None:
         torch = _torch()
-        logits = self.member_logits(obs, masks)
+        logits = self._member_logits(obs, masks)
         mean = sum(torch.log_softmax(member.double(), -1) for member in logits) / len(logits)
         if self.greedy:
             out[:] = mean.argmax(-1).numpy()
@@ -331,14 +338,18 @@ class EnsembleAgent(Agent):
 
     def member_logits(self, obs: np.ndarray, masks: np.ndarray) -> list:
         """Each member's masked logits, as its ``PolicyAgent.scores`` gives them (bit for bit), the
-        move features computed once for all members that read the same ones (``_feature_key``)."""
+        move features computed once for all members that read the same ones (``_feature_key``);
+        the rows are checked as ``act_batch`` checks them."""
+        return self._member_logits(*self.checked_rows(obs, masks))
+
+    def _member_logits(self, obs: np.ndarray, masks: np.ndarray) -> list:
         torch = _torch()
         shared: dict[tuple, tuple] = {}
         logits = []
         for member in self.members:
             key = _feature_key(member)
             if key is None:
-                logits.append(member.scores(obs, masks)[0])
+                logits.append(member._scores(obs, masks)[0])
                 continue
             if key not in shared:
                 shared[key] = tuple(map(torch.from_numpy, member._net.features(obs, masks)))

@@ -80,6 +80,9 @@ class RolloutAgent(Agent):
         if not hasattr(self.policy, "scores") or getattr(self.policy, "_net", None) is None:
             raise ValueError(f"rollout: policy={policy!r} is not a trained .pt policy; accepted 'ppo-league', "
                              "'ppo', a path ending in .pt or a PolicyAgent of one")  # fmt: skip
+        if self.policy.config != self.config:  # its compiled features read rows laid out by its own rules
+            raise ValueError(f"rollout: the policy {policy!r} plays {self.policy.config}, the search "
+                             f"{self.config}: build the policy with the search's config")  # fmt: skip
         self.determiniser = Determiniser(self.config)
         self._plan = engine.mask_plan(self.catalogue.table)
         self._decisions = 0
@@ -93,7 +96,7 @@ class RolloutAgent(Agent):
     def _choose(self, obs: np.ndarray, masks: np.ndarray, out: np.ndarray) -> None:
         keys = self._keys if self._keys is not None else np.arange(self._decisions, self._decisions + len(obs))
         self._decisions += len(obs)
-        logits, rows, cands, outcomes = self.search(obs, masks, np.asarray(keys, np.uint64))
+        logits, rows, cands, outcomes = self._search(obs, masks, np.asarray(keys, np.uint64))
         out[:] = np.where(masks != 0, logits, -np.inf).argmax(axis=1)
         for i, cand, outcome in zip(rows, cands, outcomes):
             out[i] = cand[self._pick(outcome)]
@@ -103,8 +106,17 @@ class RolloutAgent(Agent):
         policy's logits ``[n, N]``, the rows with more than one legal move, and for each of those its
         candidates (the policy's most likely first) and their outcomes ``[samples, candidates]`` on
         the determinised tables of the row's decision key (``keys``, uint64 ``[n]``). ``_pick``
-        chooses from the outcomes; ``training.search_labels`` keeps them as labels."""
-        logits = self.policy.scores(obs, masks)[0].numpy()
+        chooses from the outcomes; ``training.search_labels`` keeps them as labels. The rows are
+        checked as ``act_batch`` checks them."""
+        obs, masks = self.checked_rows(obs, masks)
+        keys = np.asarray(keys)
+        if keys.dtype != np.uint64 or keys.shape != (obs.shape[0],):
+            raise ValueError(f"keys must be uint64 shaped ({obs.shape[0]},), one per row; got {keys.dtype} "
+                             f"{keys.shape}")  # fmt: skip
+        return self._search(obs, masks, keys)
+
+    def _search(self, obs: np.ndarray, masks: np.ndarray, keys: np.ndarray):
+        logits = self.policy._scores(obs, masks)[0].numpy()
         legal = masks != 0
         n_legal = legal.sum(axis=1)
         rows = np.flatnonzero(n_legal > 1)
@@ -166,13 +178,13 @@ class RolloutAgent(Agent):
             if live.size == 0:
                 break
             if t == self.horizon:
-                _, value = self.policy.scores(out.obs[live, 0], out.masks[live, 0])
+                _, value = self.policy._scores(out.obs[live, 0], out.masks[live, 0])
                 running = state.score[live].astype(np.float64)
                 outcome[live] = running[:, 0] - running[:, 1:].mean(axis=1) + value.numpy()
                 break
             rows_obs = out.obs[live].reshape(-1, out.obs.shape[2])
             rows_masks = out.masks[live].reshape(-1, out.masks.shape[2])
-            logits, _ = self.policy.scores(rows_obs, rows_masks)
+            logits, _ = self.policy._scores(rows_obs, rows_masks)
             actions[:] = ACTION_WAIT
             actions[live] = logits.argmax(-1).numpy().reshape(-1, p)
             if t == 0:

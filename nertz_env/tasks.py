@@ -15,15 +15,29 @@ what it plays.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-from nertz_env.config import NertzConfig
+from nertz_env.config import NertzConfig, is_int
 
 __all__ = ["POOL", "TASKS", "Task", "get", "names"]
 
 # The fixed opponent pool of every task: the scripted players of ``nertz_env.agents``.
 POOL = ("greedy", "heuristic", "heuristic:depth=3")
+
+
+class FrozenRules(dict):
+    """A task's rule options, read-only: a task name and version stand for fixed rules, so an edit
+    through ``tasks.get(name).rules`` must not change what every later ``get`` returns."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a task's rules are fixed (its name and version stand for them): build a new Task, or "
+                        "a NertzConfig from dict(task.rules)")
+
+    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = __ior__ = _refuse  # type: ignore
+
+    def __reduce__(self):  # pickled as a plain dict's items, restored read-only
+        return (FrozenRules, (dict(self),))
 
 
 @dataclass(frozen=True)
@@ -57,6 +71,27 @@ class Task:
     agent_steps: int = 100_000
     exploit_steps: int = 50_000
     exploit_deals: int = 100
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name or not is_int(self.version) or self.version < 1:
+            raise ValueError(f"a task needs a name (a str) and a version >= 1, got {self.name!r} v{self.version!r}")
+        if not isinstance(self.rules, dict):
+            raise ValueError(f"task {self.name}: rules must be a dict of NertzConfig options, got {self.rules!r}")
+        object.__setattr__(self, "rules", FrozenRules(self.rules))
+        known = [f.name for f in fields(NertzConfig) if f.init]
+        unknown = sorted(map(str, set(self.rules) - set(known)))
+        if unknown:
+            raise ValueError(f"task {self.name}: unknown rule option(s) {', '.join(unknown)}; "
+                             f"known: {', '.join(known)}")  # fmt: skip
+        NertzConfig(**self.rules)  # names a bad value
+        counts = ("eval_seed", "eval_deals", "curve_deals", "agent_steps", "exploit_steps", "exploit_deals")
+        for name in counts:
+            value = getattr(self, name)
+            if not is_int(value) or value < (0 if name == "eval_seed" else 1):
+                raise ValueError(f"task {self.name}: invalid {name}={value!r}; accepted an integer >= "
+                                 f"{0 if name == 'eval_seed' else 1}")  # fmt: skip
+        if not isinstance(self.pool, tuple) or not self.pool or not all(isinstance(a, str) and a for a in self.pool):
+            raise ValueError(f"task {self.name}: pool must be a non-empty tuple of agent specs, got {self.pool!r}")
 
     @property
     def config(self) -> NertzConfig:

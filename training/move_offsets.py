@@ -90,8 +90,8 @@ class OffsetPolicy(PolicyAgent):
         shift = ",".join(f"{g}={v:g}" for g, v in self.move_offsets.items())
         return f"offset-policy(path={self.path}, offsets={shift or 'none'})"
 
-    def scores(self, obs: np.ndarray, masks: np.ndarray):
-        logits, values = super().scores(obs, masks)
+    def _scores(self, obs: np.ndarray, masks: np.ndarray):
+        logits, values = super()._scores(obs, masks)
         legal = torch.from_numpy(np.asarray(masks) != 0)
         return logits + torch.where(legal, self._shift, 0.0), values  # a shift never lifts an illegal move
 

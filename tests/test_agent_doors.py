@@ -1,0 +1,113 @@
+"""Every public method of an agent that hands rows to compiled code checks them first, and the
+agents' other doors (specs, the search's policy, OpenSpiel bots, the benchmark's tasks) refuse
+what does not fit by name. Before these checks some of these calls aborted the interpreter."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from nertz_env import agents, tasks
+from nertz_env.config import NertzConfig
+from nertz_env.game import Game
+
+pytest.importorskip("torch", reason="the trained policies need torch (extra: training)")
+
+
+def _two_player_rows():
+    game = Game(NertzConfig(num_players=2))
+    game.reset(seed=0)
+    return game.obs.copy(), game.masks.copy()
+
+
+def test_a_policys_scores_refuse_rows_of_other_rules():
+    obs, masks = _two_player_rows()
+    with pytest.raises(ValueError, match="build it with the env's config"):
+        agents.make("ppo-league").scores(obs, masks)  # 4-player network, 2-player rows: aborted before
+
+
+def test_the_heuristics_calls_refuse_rows_outside_the_observation_space():
+    heuristic = agents.make("heuristic")
+    rows = np.random.default_rng(0).integers(-128, 128, (2, heuristic.obs_size)).astype(np.int8)
+    with pytest.raises(ValueError, match="observation"):
+        heuristic.calls(rows, np.ones((2, len(heuristic.catalogue)), np.int8))  # segfaulted before
+
+
+def test_the_searchs_policy_must_play_the_searchs_rules():
+    two = NertzConfig(num_players=2)
+    with pytest.raises(ValueError, match="build the policy with the search's config"):
+        agents.make("rollout", config=two, policy=agents.make("ppo-league"), samples=2, candidates=2, horizon=2)
+    rollout = agents.make("rollout", samples=2, candidates=2, horizon=2)
+    obs, masks = _two_player_rows()
+    with pytest.raises(ValueError, match="build it with the env's config"):
+        rollout.search(obs, masks, np.zeros(2, np.uint64))
+    game = Game(rollout.config)
+    game.reset(seed=0)
+    with pytest.raises(ValueError, match="keys must be uint64"):
+        rollout.search(game.obs, game.masks, np.zeros(3, np.uint64))
+
+
+def test_an_ensembles_member_logits_check_their_rows():
+    ensemble = agents.make("ensemble", paths="agents/policies/ppo.pt+agents/policies/ppo_league.pt")
+    obs, masks = _two_player_rows()
+    with pytest.raises(ValueError, match="build it with the env's config"):
+        ensemble.member_logits(obs, masks)
+
+
+def test_the_checked_and_the_engine_paths_score_alike():
+    policy = agents.make("ppo")
+    game = Game(policy.config)
+    game.reset(seed=3)
+    checked, engine_rows = policy.scores(game.obs, game.masks), policy._scores(game.obs, game.masks)
+    assert all(np.array_equal(a.numpy(), b.numpy()) for a, b in zip(checked, engine_rows))
+    heuristic = agents.make("heuristic")
+    assert np.array_equal(heuristic.calls(game.obs, game.masks), heuristic._calls(game.obs, game.masks))
+
+
+@pytest.mark.parametrize("spec", ["heuristic:seed=5", "random:config=1", "greedy:seed=1,config=2"])
+def test_a_spec_cannot_set_the_seed_or_the_rules(spec):
+    with pytest.raises(ValueError, match="cannot be set in a spec"):
+        agents.make_spec(spec)
+
+
+def test_the_command_line_names_a_seed_in_a_spec_in_one_line(tmp_path):
+    argv = [sys.executable, "-m", "nertz_env.training.cli", "eval", "--agents", "heuristic:seed=5", "greedy", "--hands"]
+    argv.append("2")
+    res = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    lines = [line for line in res.stderr.splitlines() if not line.startswith("nertz-env:")]
+    assert res.returncode == 2 and len(lines) == 1 and "cannot be set in a spec" in lines[0], res.stderr
+
+
+def test_the_heuristics_depth_is_an_integer_not_a_bool():
+    with pytest.raises(ValueError, match=r"invalid depth=True.*not a bool"):
+        agents.make("heuristic", depth=True)
+    assert agents.make("heuristic", depth=np.int64(2)).options["depth"] == 2
+
+
+def test_a_tasks_rules_are_read_only_and_a_task_checks_its_numbers():
+    task = tasks.get("nertz-4p")
+    with pytest.raises(TypeError, match="a task's rules are fixed"):
+        task.rules["num_players"] = 2
+    assert tasks.get("nertz-4p").config.num_players == 4
+    with pytest.raises(ValueError, match=r"invalid eval_deals=-1"):
+        tasks.Task("x", 1, "d", {}, eval_deals=-1)
+    with pytest.raises(ValueError, match="unknown rule option.s. bogus"):
+        tasks.Task("x", 1, "d", {"bogus": 1})
+    with pytest.raises(ValueError, match="pool must be a non-empty tuple"):
+        tasks.Task("x", 1, "d", {}, pool=("",))
+
+
+def test_an_openspiel_bot_refuses_an_agent_of_other_rules():
+    pytest.importorskip("pyspiel", reason="needs open_spiel: pip install 'nertz-env[openspiel]'")
+    import pyspiel
+
+    from nertz_env.agents.openspiel_bot import AgentBot
+
+    game = pyspiel.load_game("python_nertz", {"players": 2})
+    with pytest.raises(ValueError, match="build the agent with the game's config"):
+        AgentBot(agents.make("heuristic"), 0, game)  # built for 4 players
+    with pytest.raises(TypeError, match="AgentBot plays an agents.Agent"):
+        AgentBot(None, 0, game)
+    with pytest.raises(ValueError, match="invalid player=2"):
+        AgentBot(agents.make("heuristic", config=game.config), 2, game)
