@@ -36,6 +36,8 @@ from nertz_env.agents.base import Agent, mix_keys
 from nertz_env.agents.determinise import Determiniser
 from nertz_env.config import NertzConfig
 
+MOST_TABLES = 1 << 18  # candidates x samples x chunk: the play-out tables one chunk holds in memory
+
 
 def _count(name: str, value: Any, low: int, high: int) -> int:
     if isinstance(value, str) and value.isdigit():
@@ -68,6 +70,10 @@ class RolloutAgent(Agent):
         self.samples = _count("samples", samples, 1, 1024)
         self.horizon = _count("horizon", horizon, 1, 100_000)
         self.chunk = _count("chunk", chunk, 1, 1 << 16)
+        tables = self.candidates * self.samples * self.chunk  # determinised tables held at once
+        if tables > MOST_TABLES:
+            raise ValueError(f"rollout: candidates x samples x chunk = {tables:,} tables at once; accepted at most "
+                             f"{MOST_TABLES:,} (lower chunk, the decisions searched together)")  # fmt: skip
         try:
             self.margin = float(margin) if not isinstance(margin, bool) else -1.0
         except (TypeError, ValueError):

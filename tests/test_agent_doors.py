@@ -111,3 +111,11 @@ def test_an_openspiel_bot_refuses_an_agent_of_other_rules():
         AgentBot(None, 0, game)
     with pytest.raises(ValueError, match="invalid player=2"):
         AgentBot(agents.make("heuristic", config=game.config), 2, game)
+
+
+def test_the_benchmark_names_an_agent_given_twice(tmp_path):
+    argv = [sys.executable, "-m", "nertz_env.training.cli", "benchmark", "eval", "--task", "nertz-2p", "--agent"]
+    res = subprocess.run([*argv, "greedy", "--agent", "greedy"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300)  # fmt: skip
+    lines = [line for line in res.stderr.splitlines() if not line.startswith("nertz-env:")]
+    assert res.returncode == 2 and len(lines) == 1 and "'greedy' given more than once" in lines[0], res.stderr

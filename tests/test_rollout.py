@@ -178,6 +178,7 @@ def test_a_play_out_ends_with_the_hand_or_at_the_horizon_with_the_policys_value(
         ({"margin": -1}, "margin=-1"),
         ({"margin": "wide"}, "margin='wide'"),
         ({"policy": "greedy"}, "is not a trained .pt policy"),
+        ({"candidates": 64, "samples": 1024, "chunk": 64}, "candidates x samples x chunk = 4,194,304 tables"),
     ],
 )
 def test_rollout_refuses_bad_options_with_what_is_accepted(options, message):

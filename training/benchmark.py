@@ -150,6 +150,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz benchmark") -> in
             print(f"{t.name:<20} v{t.version}  {t.description}; rules {t.rules}; {t.eval_deals} deals from seed "
                   f"{t.eval_seed} vs {', '.join(t.pool)}; budget {t.agent_steps:,} agent-steps")
         return 0
+    repeated = sorted({spec for spec in args.agent if args.agent.count(spec) > 1})
+    if repeated:
+        ap.error(f"argument --agent: {', '.join(map(repr, repeated))} given more than once; each agent is one row "
+                 "of the table (and one side of cross-play): give it once")  # fmt: skip
     try:
         task = tasks.get(args.task)
         record = protocol(task, args.agent, args.deals, cross_play=not args.no_cross_play,
