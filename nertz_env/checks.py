@@ -17,6 +17,7 @@ from numba import njit
 from nertz_env import engine
 from nertz_env.cards import card_name
 from nertz_env.check_table_rules import check_flags, check_table_rules
+from nertz_env.check_table_rules import fail as _fail
 from nertz_env.config import NertzConfig, is_int
 from nertz_env.engine import AIR_ACTION, AIR_CARD, AIR_KIND, AIR_TICKS
 
@@ -106,10 +107,6 @@ def check_masks(masks: np.ndarray) -> None:
         raise ValueError(f"action mask row {row}, action {col} is {int(masks[row, col])}; masks hold 0 or 1")
     if masks.shape[0] and not masks.any(axis=1).all():
         raise ValueError("every action mask needs a legal action (WAIT is always legal, R4.7)")
-
-
-def _fail(what: str, accepted: str) -> None:
-    raise ValueError(f"invalid saved table: {what}; {accepted}")
 
 
 def _cards(piles: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -258,23 +255,6 @@ def _check_air(s: engine.State, config: NertzConfig, table: np.ndarray) -> None:
         _fail("a move in the air has a kind or card that does not match its action", "a move saved by get_state()")
 
 
-def _check_match(s: engine.State, config: NertzConfig) -> None:
-    seats, info = s.match_seats[0].astype(np.int64), s.match_info[0].astype(np.int64)
-    worst = config.max_hands * (52 * (config.nertz_penalty + 1) + config.call_bonus)
-    if (np.abs(seats[engine.MS_TOTAL]) > worst).any() or (np.abs(seats[engine.MS_LAST]) > worst).any():
-        _fail(f"match totals {seats[engine.MS_TOTAL].tolist()}", f"totals within +-{worst} under this config")
-    flags = np.concatenate([seats[engine.MS_CONTENDER], seats[engine.MS_CALLED], info[[engine.MI_HAND_OVER]]])
-    if ((flags != 0) & (flags != 1)).any():
-        _fail("a match flag is not 0 or 1", "contender, called and hand_over are 0 or 1")
-    if not 0 <= info[engine.MI_HANDS] <= config.max_hands or not 0 <= info[engine.MI_STATE] <= 3:
-        _fail(f"match hands {info[engine.MI_HANDS]}, state {info[engine.MI_STATE]}",
-              f"0..max_hands={config.max_hands} hands, states 0..3")
-    if not 0 <= info[engine.MI_LAST_REASON] < len(engine.END_REASONS) or info[engine.MI_TICKS] < 0:
-        _fail("match end reason or ticks out of range", "a match saved by get_state()")
-    if not 0 <= info[engine.MI_LAST_TICKS] <= config.max_cycles:
-        _fail(f"last hand's ticks {info[engine.MI_LAST_TICKS]}", f"0..max_cycles={config.max_cycles}")
-
-
 def check_table(state: Any, config: NertzConfig, table: np.ndarray, like: engine.State) -> None:
     """A table from ``Game.get_state()`` that a game of ``config`` can play on: its arrays' types
     and shapes, every length and counter in range and its end agreeing with R5, every card of every
@@ -289,7 +269,6 @@ def check_table(state: Any, config: NertzConfig, table: np.ndarray, like: engine
     _check_work(state)
     _check_scores(state, config, found_owner)
     _check_air(state, config, table)
-    _check_match(state, config)
     check_table_rules(state, config)
 
 
