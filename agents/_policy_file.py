@@ -16,7 +16,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from nertz_env.config import NertzConfig
+from nertz_env.config import NertzConfig, option_names
 
 FORMAT = "nertz-selfplay-v2"
 FORMATS = ("nertz-selfplay-v1", FORMAT)
@@ -73,7 +73,7 @@ def read_config(path: Path | str, saved: Any) -> NertzConfig:
     """The rules a file was trained for, judged by ``NertzConfig``'s own checks."""
     if not isinstance(saved, dict) or not all(isinstance(key, str) for key in saved):
         raise _refuse(path, f"'config' is a {type(saved).__name__}; accepted a dict of NertzConfig options")
-    known = [f.name for f in dataclasses.fields(NertzConfig) if f.init]
+    known = option_names()
     unknown = sorted(set(saved) - set(known))
     if unknown:
         raise _refuse(path, f"'config' holds unknown rule option(s) {', '.join(unknown)}; known: {', '.join(known)}")

@@ -268,7 +268,7 @@ class NertzConfig:
     def from_kwargs(cls, preset: str | None = None, **options: Any) -> NertzConfig:
         """Build from keyword options, naming any unknown option and listing the known ones.
         ``preset`` names a rule set of ``PRESETS`` that the other options override."""
-        check_names(options, _option_names())
+        check_names(options, option_names())
         if preset is not None:
             if not isinstance(preset, str) or preset not in PRESETS:
                 _fail("preset", preset, ", ".join(repr(p) for p in PRESETS))
@@ -302,7 +302,7 @@ class NertzConfig:
 
     def replace(self, **changes: Any) -> NertzConfig:
         """A copy with ``changes``, checked as a new config; an unknown option name raises, listing the known."""
-        check_names(changes, _option_names())
+        check_names(changes, option_names())
         return dataclasses.replace(self, **changes)
 
     @property
@@ -331,13 +331,13 @@ class NertzConfig:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Restores exactly the options ``__getstate__`` pickled, checked as a new config."""
-        check_pickled_fields(state, _option_names())
+        check_pickled_fields(state, option_names())
         for k, v in state.items():
             object.__setattr__(self, k, v)
         self.__post_init__()
 
 
-def _option_names() -> tuple[str, ...]:
+def option_names() -> tuple[str, ...]:
     """The options of ``NertzConfig``, in order (its fields but the packed array)."""
     return tuple(f.name for f in dataclasses.fields(NertzConfig) if f.init)
 

@@ -8,11 +8,10 @@ import json
 import numbers
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any
 
-from nertz_env.config import NertzConfig, is_int
+from nertz_env.config import NertzConfig, is_int, option_names
 from nertz_env.game import Game
 from nertz_env.render import move_text, render_rgb
 from nertz_env.replay_html import frame_view, page
@@ -70,7 +69,7 @@ class Recording:
 
 def _check_config_keys(config: dict[str, Any]) -> None:
     """The recording's config names only ``NertzConfig`` options (``to_dict``'s keys)."""
-    known = {f.name for f in dataclass_fields(NertzConfig) if f.init}
+    known = set(option_names())
     unknown = sorted(repr(k) for k in config if k not in known)
     if unknown:
         raise ValueError(f"recording config has unknown option(s) {', '.join(unknown)}; "

@@ -15,10 +15,10 @@ what it plays.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
-from nertz_env.config import NertzConfig, is_int
+from nertz_env.config import NertzConfig, check_names, is_int, option_names
 
 __all__ = ["POOL", "TASKS", "Task", "get", "names"]
 
@@ -78,12 +78,11 @@ class Task:
         if not isinstance(self.rules, dict):
             raise ValueError(f"task {self.name}: rules must be a dict of NertzConfig options, got {self.rules!r}")
         object.__setattr__(self, "rules", FrozenRules(self.rules))
-        known = [f.name for f in fields(NertzConfig) if f.init]
-        unknown = sorted(map(str, set(self.rules) - set(known)))
-        if unknown:
-            raise ValueError(f"task {self.name}: unknown rule option(s) {', '.join(unknown)}; "
-                             f"known: {', '.join(known)}")  # fmt: skip
-        NertzConfig(**self.rules)  # names a bad value
+        try:
+            check_names(self.rules, option_names(), "rule option")
+            NertzConfig(**self.rules)  # names a bad value
+        except ValueError as e:
+            raise ValueError(f"task {self.name}: {e}") from None
         counts = ("eval_seed", "eval_deals", "curve_deals", "agent_steps", "exploit_steps", "exploit_deals")
         for name in counts:
             value = getattr(self, name)
