@@ -27,7 +27,7 @@ from gymnasium import spaces
 from nertz_env.checks import check_one_action
 from nertz_env.config import NertzConfig, is_int
 from nertz_env.game import Game, check_reset_options
-from nertz_env.gym_vector import NertzGymVectorEnv, check_opponent_actions, opponent_seed
+from nertz_env.gym_vector import NertzGymVectorEnv, check_opponent_actions, reseed_opponent
 from nertz_env.infos import infos, outcome
 from nertz_env.options import illegal_action_penalty as checked_penalty
 from nertz_env.render import render_rgb, render_text
@@ -80,8 +80,7 @@ class NertzSingleAgentEnv(gymnasium.Env):
         check_reset_options(options or {})
         if seed is not None:  # the opponents' chance restarts with the deal (Gymnasium's reset contract)
             for k, agent in enumerate(self.opponents):
-                if callable(getattr(agent, "reseed", None)):
-                    agent.reseed(opponent_seed(seed, k))
+                reseed_opponent(agent, seed, k)
         if seed is not None or not self.game.seeded:
             # The game's stream is drawn from the env's generator, so one seed fixes both.
             self.game.reset(seed=int(self.np_random.integers(2**63)), decks=(options or {}).get("decks"))

@@ -83,9 +83,14 @@ def reseed_opponents(groups: list[tuple[Any, Opponent, np.ndarray]], seed: int) 
     from ``seed`` and the agent's first seat, so that a seeded reset replays the episode with
     random opponents too (Gymnasium's ``reset`` contract). A plain callable keeps its own chance."""
     for agent, _, seats in groups:
-        reseed = getattr(agent, "reseed", None)
-        if callable(reseed):
-            reseed(opponent_seed(seed, int(seats[0])))
+        reseed_opponent(agent, seed, int(seats[0]))
+
+
+def reseed_opponent(agent: Any, seed: int, seat: int) -> None:
+    """``agent.reseed(opponent_seed(seed, seat))`` where the agent has ``reseed``; else nothing."""
+    reseed = getattr(agent, "reseed", None)
+    if callable(reseed):
+        reseed(opponent_seed(seed, seat))
 
 
 def opponent_seed(seed: int, seat: int) -> int:
