@@ -29,7 +29,7 @@ from typing import Any
 
 from nertz_env import agents as registry
 from nertz_env.cli_checks import MOST_DEALS, USER_ERRORS, Parser, at_least, output_file, require
-from nertz_env.config import NertzConfig
+from nertz_env.config import NertzConfig, is_int
 from nertz_env.training.evaluate import evaluate, versions
 
 SCRIPTED = ("random", "greedy", "heuristic", "heuristic:depth=3")
@@ -159,7 +159,7 @@ def _record_problem(record: dict[str, Any]) -> str | None:
     if missing:
         return f"missing {', '.join(repr(k) for k in missing)}"
     for key in ("seed", "deals_per_pair"):
-        if not _is_int(record[key]):
+        if not is_int(record[key]):
             return f"{key!r} is {record[key]!r}, not an integer"
     entrants, tables = record.get("entrants"), record.get("tables")
     if not isinstance(entrants, list) or not entrants or not all(isinstance(e, dict) for e in entrants):
@@ -167,26 +167,23 @@ def _record_problem(record: dict[str, Any]) -> str | None:
     for k, e in enumerate(entrants):
         if not isinstance(e.get("label"), str) or not isinstance(e.get("kind"), str):
             return f"entrant {k} has no 'label' and 'kind' (strings)"
-        if e.get("decisions") is not None and (not _is_int(e["decisions"]) or not isinstance(e.get("run"), str)):
+        if e.get("decisions") is not None and (not is_int(e["decisions"]) or not isinstance(e.get("run"), str)):
             return f"entrant {k} ({e['label']}) has no integer 'decisions' and 'run' (its run directory)"
     if not isinstance(tables, dict) or not tables:
         return "'tables' is not an object of table sizes, each with its deals, hands and ratings"
     for size, table in tables.items():
-        if not isinstance(table, dict) or not all(_is_int(table.get(k)) for k in ("deals", "hands")):
+        if not isinstance(table, dict) or not all(is_int(table.get(k)) for k in ("deals", "hands")):
             return f"table {size!r} has no integer 'deals' and 'hands'"
         if not isinstance(table.get("ratings"), list):
             return f"table {size!r} has no list of 'ratings'"
         for r in table["ratings"]:
-            if not isinstance(r, dict) or not _is_int(r.get("entrant")) or not 0 <= r["entrant"] < len(entrants):
+            if not isinstance(r, dict) or not is_int(r.get("entrant")) or not 0 <= r["entrant"] < len(entrants):
                 return f"a rating of table {size!r} names no entrant from 0 to {len(entrants) - 1}"
             numbers = ("mu", "sigma", "win_share", "score") if r.get("hands") else ("mu", "sigma")
-            if not _is_int(r.get("hands")) or not all(_is_number(r.get(k)) for k in numbers):
+            if not is_int(r.get("hands")) or not all(_is_number(r.get(k)) for k in numbers):
                 return f"the rating of entrant {r['entrant']} at table {size!r} lacks {', '.join(numbers)} or hands"
     return None
 
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _is_number(value: Any) -> bool:

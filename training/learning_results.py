@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from nertz_env.cli_checks import USER_ERRORS, Parser, output_file
+from nertz_env.config import is_int
 from nertz_env.training.pages import markers, with_part
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,8 +68,8 @@ def checked(report: Any) -> dict[str, Any]:
         raise ValueError(f"a report of mode {report['mode']!r} (nertz eval --matches): the table is of duplicate "
                          "deals, evaluate without --matches")  # fmt: skip
     _expect(isinstance(report["note"], str), "'note' is not a string")
-    _expect(_is_int(report["deals"]) and report["deals"] >= 1, f"'deals' is {report['deals']!r}, not a count >= 1")
-    _expect(_is_int(report["seed"]), f"'seed' is {report['seed']!r}, not an integer")
+    _expect(is_int(report["deals"]) and report["deals"] >= 1, f"'deals' is {report['deals']!r}, not a count >= 1")
+    _expect(is_int(report["seed"]), f"'seed' is {report['seed']!r}, not an integer")
     for key in ("agents", "specs"):
         names = report.get(key, ["-"])
         _expect(isinstance(names, list) and names and all(isinstance(a, str) for a in names),
@@ -95,10 +96,6 @@ def _kind(value: Any) -> str:
 def _expect(holds: bool, what: str) -> None:
     if not holds:
         raise ValueError(f"not a harness report: {what}")
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _is_number(value: Any) -> bool:
