@@ -25,6 +25,17 @@ def test_a_policys_scores_refuse_rows_of_other_rules():
         agents.make("ppo-league").scores(obs, masks)  # 4-player network, 2-player rows: aborted before
 
 
+def test_a_policy_under_rules_of_other_input_sizes_names_them():
+    """slide_under changes the network's inputs as the player count does; the error named only
+    players and work piles ("trained for 4 players and 4 work piles; it cannot play 4 players
+    with 4 work piles")."""
+    with pytest.raises(ValueError) as error:
+        agents.make("ppo-league", config=NertzConfig(slide_under=False))
+    assert str(error.value).endswith("was trained for 4 players, 4 work piles and slide_under=True; it cannot play "
+                                     "4 players, 4 work piles and slide_under=False (its inputs' sizes depend on these "
+                                     "rules)")  # fmt: skip
+
+
 def test_the_heuristics_calls_refuse_rows_outside_the_observation_space():
     heuristic = agents.make("heuristic")
     rows = np.random.default_rng(0).integers(-128, 128, (2, heuristic.obs_size)).astype(np.int8)

@@ -116,6 +116,24 @@ def test_resuming_below_the_decisions_already_trained_is_refused(tmp_path, capsy
     assert not (tmp_path / "config.json").exists()
 
 
+def test_resuming_with_a_budget_short_of_the_next_update_is_refused(tmp_path, capsys):
+    """A budget at or above the decisions trained that does not reach one more whole batch would
+    train nothing: refused, naming the smallest budget that trains."""
+    from nertz_env.training.selfplay_args import Args
+    from nertz_env.training.selfplay_ppo import Seats
+
+    ckpt = tmp_path / "checkpoint.pt"
+    _selfplay_checkpoint(ckpt, 30720, 81920)  # 3 updates done
+    a = Args()
+    batch = a.num_steps * Seats.build(a.num_envs, a.num_players, a.self_play_fraction).n_learn
+    for total in (30720, 4 * batch - 1):
+        line = refused(["train", "selfplay", "--resume", str(ckpt), "--total-steps", str(total)], capsys)
+        assert line == (f"nertz train selfplay: error: --total-steps {total} trains nothing after the 30720 decisions "
+                        f"{ckpt} has already trained: its next update (a whole batch) ends at {4 * batch} "
+                        f"decisions; give at least {4 * batch}")  # fmt: skip
+    assert not (tmp_path / "config.json").exists()
+
+
 def test_resume_from_a_folder_names_the_checkpoint_inside(tmp_path, capsys):
     line = refused(["train", "selfplay", "--resume", str(tmp_path)], capsys)
     assert line.endswith(f"--resume {tmp_path}: a folder, not a checkpoint file; give a run's checkpoint.pt (this "
@@ -136,6 +154,22 @@ def test_sb3_resume_below_its_trained_steps_or_from_a_folder_is_refused(tmp_path
     assert "--total-steps 256 is below the 512 decisions" in line and "--total-steps: 500)" in line
     line = refused(["train", "sb3", "--resume", str(tmp_path)], capsys)
     assert line.endswith(f"a folder, not a checkpoint file; give {tmp_path / 'checkpoint.zip'}")
+
+
+def test_torchrl_resume_below_its_trained_steps_is_refused(tmp_path, capsys):
+    """TorchRL's trainer rounds its budget up to whole rollouts, so a budget below the steps
+    trained ran no rollout and wrote the checkpoint back with the lower budget, without a word."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("torchrl", reason="needs torchrl: nertz-env[torchrl]")
+    from nertz_env.training import train_torchrl
+
+    state = {"args": dataclasses.asdict(train_torchrl.Args(total_steps=500)), "actor": {}, "critic": {},
+             "optimizer": {}, "steps": 640, "torch_rng": None}  # fmt: skip
+    torch.save(state, tmp_path / "checkpoint.pt")
+    argv = ["--resume", str(tmp_path / "checkpoint.pt"), "--total-steps", "320"]
+    line = refused(argv, capsys, main=lambda a: train_torchrl.main(a, as_command=True))
+    assert "--total-steps 320 is below the 640 decisions" in line and "--total-steps: 500)" in line
+    assert not (tmp_path / "config.json").exists()
 
 
 @pytest.mark.parametrize(

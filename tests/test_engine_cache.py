@@ -70,10 +70,11 @@ def _run(cwd: Path, code: str, env: dict | None = None) -> str:
 
 @pytest.mark.slow
 def test_an_engine_edit_reaches_every_kernel_with_a_warm_cache(tmp_path):
-    """Warm the cache on a copy of the package, then edit ``builds_on_ranked`` (R4.3, which
-    ``builds_on`` calls) in the copy's ``core.py``: the parallel env and the vector env, whose
-    kernels inline it from other files, both follow the edit."""
-    shutil.copytree(ROOT / "nertz_env", tmp_path / "nertz_env", ignore=shutil.ignore_patterns("__pycache__"))
+    """Copy the package with its compiled cache (numba's files in ``__pycache__``, with the
+    sources' times kept: warm from the tests before, else warmed by the first probe), then edit
+    ``builds_on_ranked`` (R4.3, which ``builds_on`` calls) in the copy's ``core.py``: the parallel
+    env and the vector env, whose kernels inline it from other files, both follow the edit."""
+    shutil.copytree(ROOT / "nertz_env", tmp_path / "nertz_env", ignore=shutil.ignore_patterns("*.pyc"))
     before = json.loads(_run(tmp_path, PROBE))
     assert before["parallel"] > 0 and before["vector"] > 0  # builds happen under the real rule
     core = tmp_path / "nertz_env" / "engine" / "core.py"

@@ -224,6 +224,19 @@ def test_a_damaged_kept_report_is_named_in_one_line(report, tmp_path, capsys):
                                                                                         capsys)  # fmt: skip
 
 
+def test_add_stores_nothing_in_a_folder_with_a_damaged_report(report, tmp_path, capsys):
+    """``--add`` names a damaged kept report before it stores the new one: before, the new report
+    was written and only then the folder's table failed on the old file."""
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report))
+    folder = tmp_path / "kept"
+    folder.mkdir()
+    (folder / "truncated.json").write_text(json.dumps(report)[:300])
+    err = _refused(["--add", str(path), "--name", "new", "--folder", str(folder)], capsys)
+    assert f"--add {path}: {folder / 'truncated.json'}: not a readable JSON file" in err
+    assert sorted(p.name for p in folder.iterdir()) == ["truncated.json"]
+
+
 def test_a_folder_that_is_a_file_is_refused(report, tmp_path, capsys):
     path = tmp_path / "report.json"
     path.write_text(json.dumps(report))

@@ -83,13 +83,24 @@ def resume_file(path: str | Path, name: str) -> Path:
     return path
 
 
-def check_budget(path: str, given: set[str], total: int, done: int, saved_total: int) -> None:
+def check_budget(
+    path: str, given: set[str], total: int, done: int, saved_total: int, next_update: int | None = None
+) -> None:
     """``--total-steps`` given on resume is not below the learner decisions the checkpoint has
-    already trained: it would train nothing and record a budget the run has passed."""
-    if "total_steps" in given and total < done:
+    already trained: it would train nothing and record a budget the run has passed. With
+    ``next_update`` (the budget at which a trainer that updates in whole batches runs one more
+    update), a budget short of it is refused too: it would train nothing as well."""
+    if "total_steps" not in given:
+        return
+    if total < done:
         raise ValueError(
             f"--total-steps {total} is below the {done} decisions {path} has already trained (its run's "
             f"--total-steps: {saved_total}): give at least {done}, or leave --total-steps out to keep {saved_total}"
+        )
+    if next_update is not None and total < next_update:
+        raise ValueError(
+            f"--total-steps {total} trains nothing after the {done} decisions {path} has already trained: its next "
+            f"update (a whole batch) ends at {next_update} decisions; give at least {next_update}"
         )
 
 

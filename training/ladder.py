@@ -30,6 +30,7 @@ from typing import Any
 from nertz_env import agents as registry
 from nertz_env.cli_checks import MOST_DEALS, USER_ERRORS, Parser, at_least, output_file, require
 from nertz_env.config import NertzConfig, is_int
+from nertz_env.config_values import is_real
 from nertz_env.training.evaluate import evaluate, versions
 
 SCRIPTED = ("random", "greedy", "heuristic", "heuristic:depth=3")
@@ -180,14 +181,10 @@ def _record_problem(record: dict[str, Any]) -> str | None:
             if not isinstance(r, dict) or not is_int(r.get("entrant")) or not 0 <= r["entrant"] < len(entrants):
                 return f"a rating of table {size!r} names no entrant from 0 to {len(entrants) - 1}"
             numbers = ("mu", "sigma", "win_share", "score") if r.get("hands") else ("mu", "sigma")
-            if not is_int(r.get("hands")) or not all(_is_number(r.get(k)) for k in numbers):
+            if not is_int(r.get("hands")) or not all(is_real(r.get(k)) for k in numbers):
                 return f"the rating of entrant {r['entrant']} at table {size!r} lacks {', '.join(numbers)} or hands"
     return None
 
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def format_ladder(record: dict[str, Any]) -> str:

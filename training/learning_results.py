@@ -33,6 +33,7 @@ from typing import Any
 
 from nertz_env.cli_checks import USER_ERRORS, Parser, output_file
 from nertz_env.config import is_int
+from nertz_env.config_values import is_real
 from nertz_env.training.pages import markers, with_part
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,12 +81,12 @@ def checked(report: Any) -> dict[str, Any]:
     first = report["agents"][0]
     mine = [r for r in report["summary"] if r["agent"] == first]
     _expect(bool(mine), f"'summary' has no row of the first agent {first!r}")
-    _expect(_is_number(mine[0].get("win_share")) and _is_interval(mine[0].get("win_ci")),
+    _expect(is_real(mine[0].get("win_share")) and _is_interval(mine[0].get("win_ci")),
             f"the 'summary' row of {first!r} lacks a 'win_share' number or 'win_ci' [low, high]")  # fmt: skip
     lacking = f"a 'paired' row of {first!r} lacks a 'score_diff' number or 'score_diff_ci' [low, high]"
     for pair in report["paired"]:
         if pair["agent"] == first:
-            _expect(_is_number(pair.get("score_diff")) and _is_interval(pair.get("score_diff_ci")), lacking)
+            _expect(is_real(pair.get("score_diff")) and _is_interval(pair.get("score_diff_ci")), lacking)
     return report
 
 
@@ -98,12 +99,8 @@ def _expect(holds: bool, what: str) -> None:
         raise ValueError(f"not a harness report: {what}")
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def _is_interval(value: Any) -> bool:
-    return isinstance(value, list) and len(value) == 2 and all(_is_number(v) for v in value)
+    return isinstance(value, list) and len(value) == 2 and all(is_real(v) for v in value)
 
 
 def kept(path: Path) -> dict[str, Any]:
@@ -218,6 +215,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             ap.error(f"--name {args.name!r}: accepted a plain file name (no folder, not hidden), kept in --folder")
         try:
             slimmed = slim(json.loads(Path(args.add).read_text()), args.note)
+            if folder.is_dir():  # a damaged kept report is named before anything is stored
+                table(folder)
             folder.mkdir(parents=True, exist_ok=True)
             (folder / f"{args.name}.json").write_text(json.dumps(slimmed, indent=1))
         except (*USER_ERRORS, OSError) as exc:  # a missing file, one that is not a harness report, a bad --folder

@@ -35,7 +35,7 @@ from nertz_env import tasks
 from nertz_env.agents.policy import build_network, save_policy
 from nertz_env.config import REWARD_MODES
 from nertz_env.training.args import arg, check_counts, check_numbers, flag_errors, parse_given, resume_args
-from nertz_env.training.checkpoint import atomic_write, load_torch_checkpoint, say
+from nertz_env.training.checkpoint import atomic_write, check_budget, load_torch_checkpoint, say
 
 try:
     from tensordict.nn import TensorDictModule
@@ -142,6 +142,7 @@ def start(argv: list[str] | None) -> tuple[Args, Path, dict | None]:
     if args.resume:
         saved = load_torch_checkpoint(args.resume, ("args", "actor", "critic", "optimizer", "steps", "torch_rng"))
         args = resume_args(Args, saved["args"], args, given, MAY_CHANGE, PER_CALL)
+        check_budget(args.resume, given, args.total_steps, saved["steps"], saved["args"]["total_steps"])
         run_dir = Path(args.resume).parent
     elif args.run_dir:
         run_dir = Path(args.run_dir)
