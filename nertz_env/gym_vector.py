@@ -124,7 +124,11 @@ class NertzGymVectorEnv(VectorEnv):
             ``act_batch(observations[n, D], action_masks[n, N]) -> actions[n]`` or such a callable;
             seats sharing one agent object are asked together. Every other seat is a sub-env.
         observation_dtype: ``"int8"`` (default) or ``"float32"``.
-        num_players, seed, num_threads, illegal_action_penalty, **rules: as ``NertzVectorEnv``.
+        num_players: seats per game (2 to 8).
+        seed: the seed of the first ``reset`` when it is given none.
+        num_threads: threads for stepping (``None``: numba's maximum); results do not depend on it.
+        illegal_action_penalty: subtracted from the reward of an illegal action (played as WAIT).
+        **rules: the ``NertzConfig`` options and ``preset``, as ``NertzVectorEnv`` takes them.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP}

@@ -73,7 +73,9 @@ class NertzTorchRLEnv(EnvBase):
         observation_dtype: ``"float32"`` (default) or ``"int8"`` for ``("agents", "observation")``
             and ``"state"``.
         include_state: also return ``"state"`` (the whole table, for centralized critics).
-        num_threads, illegal_action_penalty, **rules: as ``NertzVectorEnv``.
+        num_threads: threads for stepping (``None``: numba's maximum); results do not depend on it.
+        illegal_action_penalty: subtracted from the reward of an illegal action (played as WAIT).
+        **rules: the ``NertzConfig`` options and ``preset``, as ``NertzVectorEnv`` takes them.
     """
 
     batch_locked = True
