@@ -186,7 +186,6 @@ def _record_problem(record: dict[str, Any]) -> str | None:
     return None
 
 
-
 def format_ladder(record: dict[str, Any]) -> str:
     """Each table size's ratings, best first, as plain text."""
     entrants = record["entrants"]
