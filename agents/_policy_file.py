@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -186,3 +187,34 @@ def load_maskable_ppo(path: Path):
         raise ValueError(f"{what}: {type(e).__name__}: {reason}") from e
     refuse_non_finite(path, model.policy.state_dict())
     return model
+
+
+# The rules a network's input sizes depend on: a policy is refused under others (PolicyAgent).
+INPUT_RULES = ("num_players", "work_piles", "slide_under")
+# The rules that change how a hand plays or scores but not the inputs' sizes: a policy plays under
+# others, with a warning naming them (once per file and set of differences in a process).
+PLAY_RULES = ("nertz_pile_size", "stock_draw", "nertz_to_work", "block_moves", "aces_to_work", "fill_empty_from",
+              "auto_call", "collision", "speed", "nertz_penalty", "call_bonus", "turn_based", "nertz_builds",
+              "partners", "move_ticks", "episode")  # fmt: skip
+_WARNED: set[tuple[str, tuple[str, ...]]] = set()
+
+
+def _input_rules(config: NertzConfig) -> str:
+    return f"{config.num_players} players, {config.work_piles} work piles and slide_under={config.slide_under}"
+
+
+def check_rules(path: Path, trained_on: NertzConfig, config: NertzConfig) -> None:
+    """A ``ValueError`` when ``config`` differs from the rules the file was trained under in one of
+    ``INPUT_RULES``; a ``UserWarning`` when it differs in ``PLAY_RULES``: the policy still plays, as
+    its inputs fit, but has never seen those rules."""
+    if any(getattr(trained_on, k) != getattr(config, k) for k in INPUT_RULES):
+        raise ValueError(f"{path} was trained for {_input_rules(trained_on)}; it cannot play {_input_rules(config)} "
+                         "(its inputs' sizes depend on these rules)")  # fmt: skip
+    differ = tuple(k for k in PLAY_RULES if getattr(trained_on, k) != getattr(config, k))
+    if not differ or (str(path), differ) in _WARNED:
+        return
+    _WARNED.add((str(path), differ))
+    trained = ", ".join(f"{k}={getattr(trained_on, k)!r}" for k in differ)
+    given = ", ".join(f"{k}={getattr(config, k)!r}" for k in differ)
+    warnings.warn(f"{path} was trained under {trained}; it plays {given}, which it never saw in training (its "
+                  "inputs fit, so it plays on)", UserWarning, stacklevel=3)  # fmt: skip

@@ -247,10 +247,8 @@ class PolicyAgent(Agent):
             self._net, trained_on, _ = load_network(path)
         config = config if config is not None else trained_on
         super().__init__(config=config, seed=seed)
-        shape = ("num_players", "work_piles", "slide_under")  # what the network's inputs depend on
-        if trained_on is not None and any(getattr(trained_on, k) != getattr(config, k) for k in shape):
-            raise ValueError(f"{path} was trained for {_shape(trained_on)}; it cannot play {_shape(config)} (its "
-                             "inputs' sizes depend on these rules)")  # fmt: skip
+        if trained_on is not None:  # refused under rules of other input sizes, a warning under other play
+            _policy_file.check_rules(path, trained_on, config)
         self.path = path
         self.greedy = bool(greedy)
         # The depth of the heuristic search its features run at every decision (0: none).
@@ -371,11 +369,6 @@ def _ensemble(config: NertzConfig | None = None, seed: int = 0, paths: str | Non
     if not isinstance(paths, str) or not paths.strip():
         raise ValueError("agent 'ensemble' needs paths=A.pt+B.pt+... (train_selfplay.py policies, joined by '+')")
     return EnsembleAgent(paths.split("+"), config=config, seed=seed, greedy=greedy)
-
-
-def _shape(config: NertzConfig) -> str:
-    """The rules a network's input sizes depend on, as an error names them."""
-    return f"{config.num_players} players, {config.work_piles} work piles and slide_under={config.slide_under}"
 
 
 def _heuristic(config: NertzConfig, call: str):

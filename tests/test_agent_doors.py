@@ -36,6 +36,28 @@ def test_a_policy_under_rules_of_other_input_sizes_names_them():
                                      "rules)")  # fmt: skip
 
 
+def test_a_policy_under_other_play_rules_warns_once_naming_them():
+    """A policy plays rules of the same input sizes that it was not trained under (R4.4's
+    stock_draw=1 here), and says so once per file and set of differences; none under its own."""
+    import warnings
+
+    from nertz_env.agents import _policy_file
+
+    _policy_file._WARNED.clear()
+    with pytest.warns(UserWarning) as said:
+        agents.make("ppo", config=NertzConfig(stock_draw=1))
+    assert len(said) == 1 and str(said[0].message).endswith(
+        "ppo.pt was trained under stock_draw=3; it plays stock_draw=1, which it never saw in training (its inputs "
+        "fit, so it plays on)")  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        agents.make("ppo", config=NertzConfig(stock_draw=1))  # said once
+        agents.make("ppo")
+        agents.make("ppo", config=NertzConfig(reward="relative", max_cycles=500))  # not rules of play
+    with pytest.warns(UserWarning, match="nertz_penalty=2, call_bonus=0; it plays nertz_penalty=1, call_bonus=5"):
+        agents.make("ppo", config=NertzConfig(nertz_penalty=1, call_bonus=5))
+
+
 def test_the_heuristics_calls_refuse_rows_outside_the_observation_space():
     heuristic = agents.make("heuristic")
     rows = np.random.default_rng(0).integers(-128, 128, (2, heuristic.obs_size)).astype(np.int8)
