@@ -357,27 +357,26 @@ def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
         writer = SummaryWriter(str(run_dir))
     scalars = ScalarLog(run_dir, loop.global_step, writer)  # scalars.jsonl, and TensorBoard with --tensorboard
     buf = Rollout.for_trainer(t)
-    bar = tqdm(total=t.num_updates * t.batch_size, initial=(first - 1) * t.batch_size, disable=not args.progress,
-               unit="step", dynamic_ncols=True, file=sys.stderr)  # fmt: skip
-    began = time.perf_counter()
-    for update in range(first, t.num_updates + 1):
-        train_one(t, buf, loop, update, bar, scalars)
-        last_update = update == t.num_updates or update - first + 1 == args.stop_after
-        eval_due = bool(args.eval_every) and (update % args.eval_every == 0 or last_update)
-        keep = bool(args.keep_policy_every) and update % args.keep_policy_every == 0
-        if update % args.save_every == 0 or last_update or eval_due or keep:  # evaluations read the saved policy
-            save_policy_file(t, run_dir, loop, command)
-            if keep:  # a snapshot for the ladder, named by the decisions trained on
-                kept = run_dir / "policies" / f"policy_{loop.global_step:010d}.pt"
-                kept.parent.mkdir(exist_ok=True)
-                atomic_write(kept, lambda tmp: shutil.copyfile(run_dir / "policy.pt", tmp))
-            if eval_due:
-                evals.append(run_eval(t, run_dir, update, loop, writer))
-                write_json_lines(run_dir / "evals.jsonl", evals)
-            save(t, run_dir, update, loop, evals)
-        if last_update:
-            break
-    bar.close()
+    with tqdm(total=t.num_updates * t.batch_size, initial=(first - 1) * t.batch_size, disable=not args.progress,
+              unit="step", dynamic_ncols=True, file=sys.stderr) as bar:  # fmt: skip
+        began = time.perf_counter()
+        for update in range(first, t.num_updates + 1):
+            train_one(t, buf, loop, update, bar, scalars)
+            last_update = update == t.num_updates or update - first + 1 == args.stop_after
+            eval_due = bool(args.eval_every) and (update % args.eval_every == 0 or last_update)
+            keep = bool(args.keep_policy_every) and update % args.keep_policy_every == 0
+            if update % args.save_every == 0 or last_update or eval_due or keep:  # evaluations read the saved policy
+                save_policy_file(t, run_dir, loop, command)
+                if keep:  # a snapshot for the ladder, named by the decisions trained on
+                    kept = run_dir / "policies" / f"policy_{loop.global_step:010d}.pt"
+                    kept.parent.mkdir(exist_ok=True)
+                    atomic_write(kept, lambda tmp: shutil.copyfile(run_dir / "policy.pt", tmp))
+                if eval_due:
+                    evals.append(run_eval(t, run_dir, update, loop, writer))
+                    write_json_lines(run_dir / "evals.jsonl", evals)
+                save(t, run_dir, update, loop, evals)
+            if last_update:
+                break
     scalars.close()
     say(summary_table(evals, run_dir, loop.global_step, time.perf_counter() - began))
     return run_dir
