@@ -8,16 +8,24 @@ tests it."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
+import pytest
 
 from nertz_env.config import NertzConfig
 from nertz_env.game import Game
 
 os.environ.setdefault("NERTZ_INTERIM", "0")  # read as each game is made
+
+# A plain install (``pip install nertz-env``) has neither: what needs them skips, saying which extra.
+needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
+                                 reason="needs torch: pip install 'nertz-env[training]'")  # fmt: skip
+needs_pillow = pytest.mark.skipif(importlib.util.find_spec("PIL") is None,
+                                  reason="needs Pillow: pip install 'nertz-env[render]'")  # fmt: skip
 
 # Every card of one deck in a fixed order (suits C D H S, ranks A..K): the filler of ``make_deck``.
 FULL_DECK = tuple(r + s for s in "CDHS" for r in "A23456789TJQK")

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import pytest
-from conftest import IDLE, make_deck, new_game, play
+from conftest import IDLE, make_deck, needs_torch, new_game, play
 
 from nertz_env import agents
 from nertz_env.config import BLOCK_MOVES, FILL_EMPTY_FROM, NertzConfig
@@ -206,6 +206,10 @@ def test_a_spec_with_a_repeated_or_empty_option_is_refused(spec, message):
 def test_agent_options_in_range_are_taken():
     h = agents.make_spec("heuristic:empty=-2,gamma=0,stuck=0,out=4.5,wait=soon")
     assert [h.options[key] for key in ("empty", "gamma", "stuck", "out")] == [-2, 0, 0, 4.5] and h.wait == "soon"
+
+
+@needs_torch
+def test_policy_options_in_range_are_taken():
     assert agents.make_spec("ppo:greedy=false,call=ahead").greedy is False
 
 

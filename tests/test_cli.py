@@ -11,6 +11,7 @@ import sys
 import zipfile
 
 import pytest
+from conftest import needs_pillow
 
 from nertz_env.training import cli
 
@@ -72,7 +73,7 @@ def test_watch_prints_every_move_and_the_ranking():
     assert re.search(r"^winner: |^tied for first: ", res.stdout, re.M)
 
 
-@pytest.mark.parametrize("fmt", ["html", "gif"])
+@pytest.mark.parametrize("fmt", ["html", pytest.param("gif", marks=needs_pillow)])
 def test_watch_saves_a_replay(tmp_path, fmt):
     out = tmp_path / f"hand.{fmt}"
     res = run(["watch", "--agents", "greedy", "greedy", "--quiet", "--every", "10", f"--{fmt}", str(out)])

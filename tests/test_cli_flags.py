@@ -13,6 +13,7 @@ import sys
 import zipfile
 
 import pytest
+from conftest import needs_torch
 
 from nertz_env.training import cli
 
@@ -116,6 +117,7 @@ def test_resuming_below_the_decisions_already_trained_is_refused(tmp_path, capsy
     assert not (tmp_path / "config.json").exists()
 
 
+@needs_torch
 def test_resuming_with_a_budget_short_of_the_next_update_is_refused(tmp_path, capsys):
     """A budget at or above the decisions trained that does not reach one more whole batch would
     train nothing: refused, naming the smallest budget that trains."""
@@ -134,6 +136,7 @@ def test_resuming_with_a_budget_short_of_the_next_update_is_refused(tmp_path, ca
     assert not (tmp_path / "config.json").exists()
 
 
+@needs_torch  # without it the trainer says so first
 def test_resume_from_a_folder_names_the_checkpoint_inside(tmp_path, capsys):
     line = refused(["train", "selfplay", "--resume", str(tmp_path)], capsys)
     assert line.endswith(f"--resume {tmp_path}: a folder, not a checkpoint file; give a run's checkpoint.pt (this "

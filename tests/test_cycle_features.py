@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import make_deck, new_game, play
+from conftest import make_deck, needs_torch, new_game, play
 
 from nertz_env.agents import features as F
 from nertz_env.agents.policy import build_scorer, load_network, save_policy
@@ -71,6 +71,7 @@ def test_the_cycle_adds_columns_and_changes_no_other(seed):
     assert known > 0
 
 
+@needs_torch
 def test_a_policy_keeps_its_cycle_columns_through_a_file(tmp_path):
     net = build_scorer(CONFIG, (16,), 8, lookahead=False, cycle=True)
     assert net.move_in.in_features == F.N_CYCLE_FEATURES

@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import needs_pillow
 from pettingzoo.test import api_test, max_cycles_test, parallel_api_test, parallel_seed_test, render_test, seed_test
 
 from nertz_env import NertzConfig, nertz_v0
@@ -51,8 +52,12 @@ def test_pettingzoo_seed_tests():
     seed_test(lambda: nertz_v0.env(num_players=3))
 
 
-def test_pettingzoo_max_cycles_and_render():
+def test_pettingzoo_max_cycles():
     max_cycles_test(nertz_v0)
+
+
+@needs_pillow  # render_test tries every render mode, rgb_array's too
+def test_pettingzoo_render():
     render_test(lambda render_mode=None: nertz_v0.env(render_mode=render_mode))
 
 

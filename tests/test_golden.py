@@ -7,6 +7,7 @@ import json
 
 import golden
 import pytest
+from conftest import needs_torch
 
 RECORDED = json.loads(golden.GOLDEN_FILE.read_text())
 
@@ -17,7 +18,13 @@ def test_every_case_is_recorded():
     assert names == set(RECORDED)
 
 
-@pytest.mark.parametrize("name", sorted(golden.PARALLEL_CASES))
+def _case(name: str):
+    """A case whose seats include a trained policy needs torch."""
+    trained = any(spec.split(":")[0].startswith("ppo") for spec in golden.PARALLEL_CASES[name][2])
+    return pytest.param(name, marks=needs_torch) if trained else name
+
+
+@pytest.mark.parametrize("name", [_case(n) for n in sorted(golden.PARALLEL_CASES)])
 @pytest.mark.parametrize("seed", golden.PARALLEL_SEEDS)
 def test_parallel_trajectory_unchanged(name, seed):
     players, rules, specs = golden.PARALLEL_CASES[name]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import make_deck, new_game, play
+from conftest import make_deck, needs_torch, new_game, play
 
 from nertz_env.agents import features as F
 from nertz_env.agents.policy import build_scorer, load_network, save_policy
@@ -80,6 +80,7 @@ def test_identity_alone_leaves_the_cycle_and_opponent_columns_zero():
     [("opponent", F.N_OPPONENT_FEATURES), ("identity", F.N_IDENTITY_FEATURES), ("follow", F.N_FOLLOW_FEATURES),
      ("race", F.N_RACE_FEATURES)],  # fmt: skip
 )
+@needs_torch
 def test_a_policy_saves_and_loads_its_columns_and_is_refused_as_a_start_without_them(tmp_path, flag, width):
     from training.init_policy import start_from
 

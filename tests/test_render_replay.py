@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from conftest import needs_pillow
 
 from nertz_env import nertz_v0
 from nertz_env.render import render_rgb
@@ -21,6 +22,7 @@ def play(env, seed, ticks):
         obs, *_ = env.step({a: int(rng.choice(np.flatnonzero(obs[a]["action_mask"]))) for a in env.agents})
 
 
+@needs_pillow
 def test_rgb_array_is_an_image_that_changes_with_the_table():
     env = nertz_v0.parallel_env(num_players=4, render_mode="rgb_array")
     env.reset(seed=0)
@@ -31,22 +33,31 @@ def test_rgb_array_is_an_image_that_changes_with_the_table():
     assert not np.array_equal(env.render()[:200], first[:200])
 
 
-def test_recorded_hand_replays_exactly_through_json(tmp_path):
+def _played_and_replayed():
     env = nertz_v0.parallel_env(num_players=3, record=True, collision="random")
     play(env, 5, 10_000)
     rec = Recording.from_json(env.unwrapped.recording.to_json())
-    frames = replay(rec)
+    return env, rec, replay(rec)
+
+
+def test_recorded_hand_replays_exactly_through_json(tmp_path):
+    env, rec, frames = _played_and_replayed()
     assert len(frames) == env.unwrapped.game.tick + 1
     assert frames[-1]["snapshot"] == env.snapshot()
     html = save_replay(rec, tmp_path / "hand.html")
     assert 'type="range"' in html.read_text()
+    with pytest.raises(ValueError, match=r"\.gif or \.html"):
+        save_replay(rec, tmp_path / "hand.mp4")
+
+
+@needs_pillow
+def test_a_recorded_hand_saves_as_a_gif_of_every_kth_table(tmp_path):
+    _, rec, frames = _played_and_replayed()
     gif = save_replay(rec, tmp_path / "hand.gif", every=25)
     from PIL import Image
 
     with Image.open(gif) as im:
         assert im.n_frames == len(frames[::25]) + bool((len(frames) - 1) % 25)  # and the final table
-    with pytest.raises(ValueError, match=r"\.gif or \.html"):
-        save_replay(rec, tmp_path / "hand.mp4")
 
 
 def _recorded_hand(seed=3, players=3):

@@ -39,7 +39,7 @@ def test_t_quantile_known_table_values():
     assert abs(stats.t_quantile(0.975, 10) - 2.2281388519862747) < 1e-9
     assert abs(stats.t_quantile(0.975, 9) - 2.2621571627982055) < 1e-9
     assert abs(stats.t_quantile(0.995, 30) - 2.7499956535672253) < 1e-9
-    assert stats.t_quantile(0.5, 7) == 0.0
+    assert abs(stats.t_quantile(0.5, 7)) < 1e-15  # the median, 0 up to rounding (scipy 1.13: 6.9e-17)
     assert math.isclose(stats.t_quantile(0.025, 10), -stats.t_quantile(0.975, 10), rel_tol=1e-12)
     # many degrees of freedom: the normal quantile (the t excess is about (z^3 + z) / (4 df))
     z = stats.normal_quantile(0.975)

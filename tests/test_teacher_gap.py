@@ -2,6 +2,8 @@
 
 import pytest
 
+pytest.importorskip("torch", reason="needs torch: pip install 'nertz-env[training]'")
+
 from nertz_env.training import teacher_gap as tg
 
 

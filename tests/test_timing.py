@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import IDLE, legal_names, make_deck, new_game, play, rules, stock_rest
+from conftest import IDLE, legal_names, make_deck, needs_pillow, new_game, play, rules, stock_rest
 from pettingzoo.test import api_test, parallel_api_test, render_test, seed_test
 
 from nertz_env import agents, nertz_v0
@@ -119,11 +119,15 @@ def test_r3_turn_based_aec_env_passes_the_pettingzoo_tests():
     api_test(nertz_v0.env(num_players=3, turn_based=True), num_cycles=300)
     api_test(nertz_v0.env(num_players=2, turn_based=True, move_ticks={"foundation": 3, "draw": 2}), num_cycles=300)
     seed_test(lambda: nertz_v0.env(num_players=3, turn_based=True))
-    render_test(lambda render_mode=None: nertz_v0.env(render_mode=render_mode, turn_based=True))
     assert isinstance(nertz_v0.raw_env(turn_based=True), NertzTurnBasedEnv)
     assert not isinstance(nertz_v0.env().unwrapped, NertzTurnBasedEnv)  # simultaneous: parallel_to_aec
     with pytest.raises(ValueError, match="needs turn_based=True"):
         NertzTurnBasedEnv(nertz_v0.parallel_env())
+
+
+@needs_pillow  # render_test tries every render mode, rgb_array's too
+def test_r3_turn_based_aec_env_passes_the_pettingzoo_render_test():
+    render_test(lambda render_mode=None: nertz_v0.env(render_mode=render_mode, turn_based=True))
 
 
 def one_card_decks():
