@@ -218,11 +218,10 @@ def test_set_state_checks_the_agents(agents_value):
     env.unwrapped.set_state(st)  # the right list is accepted
 
 
-@pytest.mark.parametrize(
-    "name",
-    ["random", "passive", "greedy", "heuristic", *(pytest.param(n, marks=needs_torch) for n in ("ppo", "ppo-league",
-                                                                                               "ppo-search"))],
-)  # fmt: skip
+POLICIES = [pytest.param(name, marks=needs_torch) for name in ("ppo", "ppo-league", "ppo-search")]
+
+
+@pytest.mark.parametrize("name", ["random", "passive", "greedy", "heuristic", *POLICIES])
 def test_agents_refuse_observations_outside_the_space(name):
     agent = agents.make(name)
     mask = np.zeros(181, np.int8)
