@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="needs torch: pip install 'nertz-env[training]'")
 
 from nertz_env.training.oracle import NEAR_PER_CARD, near_cards  # noqa: E402
 from nertz_env.training.selfplay_ppo import Batch, Rollout, advantages, collect, loss_terms, total_loss  # noqa: E402

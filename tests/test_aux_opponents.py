@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="needs torch: pip install 'nertz-env[training]'")
 
 from test_aux_hidden import SMALL as HIDDEN_SMALL  # noqa: E402
 from test_aux_hidden import one_batch  # noqa: E402

@@ -21,7 +21,7 @@ def test_random_agents_give_the_same_result_for_any_batch_size():
 
 
 def test_a_sampling_policy_gives_the_same_result_for_any_batch_size(tmp_path):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch: pip install 'nertz-env[training]'")
     from nertz_env.agents.policy import build_scorer, save_policy
 
     cfg = NertzConfig()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="needs torch: pip install 'nertz-env[training]'")
 
 from nertz_env.agents.policy import load_network  # noqa: E402
 from nertz_env.engine.constants import HIDDEN_SIZE  # noqa: E402

@@ -148,7 +148,7 @@ def test_benchmark_refuses_more_deals_than_it_can_index(capsys):
 
 
 def test_a_file_that_is_not_a_policy_is_one_line(capsys, tmp_path):
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason="needs torch: pip install 'nertz-env[training]'")
     fake = tmp_path / "notes.pt"
     fake.write_text("root:x:0:0:root:/root:/bin/bash\n")
     with pytest.raises(SystemExit) as stop:
@@ -161,7 +161,7 @@ def test_a_file_that_is_not_a_policy_is_one_line(capsys, tmp_path):
 def test_a_damaged_policy_file_is_one_line_with_exit_code_2(capsys, tmp_path, damage):
     """Before, a loadable but damaged policy.pt (a key deleted, NaN weights) was a traceback or a policy
     that only waited, and an empty .zip an AssertionError from inside sb3."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch: pip install 'nertz-env[training]'")
     from nertz_env.agents.policy import SHIPPED
 
     blob = torch.load(SHIPPED, weights_only=True)

@@ -52,7 +52,7 @@ def test_a_list_flag_given_twice_is_refused(capsys, argv, flag):
 
 
 def test_a_trainers_list_flag_given_twice_is_refused(capsys):
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason="needs torch: pip install 'nertz-env[training]'")
     line = refused(["train", "selfplay", "--rules", "stock_draw=1", "--rules", "nertz_penalty=3"], capsys)
     assert line == f"nertz train selfplay: error: argument --rules: {TWICE} --rules"
     line = refused(["train", "selfplay", "--scripted", "greedy", "--scripted", "heuristic"], capsys)
@@ -73,7 +73,7 @@ def test_a_trainers_bad_flag_is_one_line_not_the_usage(capsys, argv, says):
 
 
 def test_the_trainer_module_run_directly_reports_a_bad_flag_in_one_line():
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason="needs torch: pip install 'nertz-env[training]'")
     res = subprocess.run([sys.executable, "-m", "nertz_env.training.train_selfplay", "--total-steps", "1e6"],
                          capture_output=True, text=True, timeout=300)  # fmt: skip
     lines = [line for line in res.stderr.splitlines() if not line.startswith("nertz-env:")]
@@ -99,7 +99,7 @@ def test_nertz_train_help_lists_the_trainers(capsys):
 def _selfplay_checkpoint(path, done, total):
     """A file ``train_selfplay.start`` reads as a checkpoint: its arguments and counters (the
     budget and the folder are checked before the rest is used)."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch: pip install 'nertz-env[training]'")
     from nertz_env.training.selfplay_args import REQUIRED, Args
 
     blob = {key: None for key in REQUIRED}
@@ -162,7 +162,7 @@ def test_sb3_resume_below_its_trained_steps_or_from_a_folder_is_refused(tmp_path
 def test_torchrl_resume_below_its_trained_steps_is_refused(tmp_path, capsys):
     """TorchRL's trainer rounds its budget up to whole rollouts, so a budget below the steps
     trained ran no rollout and wrote the checkpoint back with the lower budget, without a word."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch: pip install 'nertz-env[training]'")
     pytest.importorskip("torchrl", reason="needs torchrl: nertz-env[torchrl]")
     from nertz_env.training import train_torchrl
 
@@ -184,14 +184,14 @@ def test_torchrl_resume_below_its_trained_steps_is_refused(tmp_path, capsys):
     ],
 )
 def test_a_trainer_flag_whose_switch_is_off_is_refused(tmp_path, capsys, flags, says):
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason="needs torch: pip install 'nertz-env[training]'")
     line = refused(["train", "selfplay", *flags, "--run-dir", str(tmp_path / "run")], capsys)
     assert line.startswith(f"nertz train selfplay: error: {says}")
     assert not (tmp_path / "run").exists()
 
 
 def test_the_same_flags_with_their_switch_on_are_accepted():
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason="needs torch: pip install 'nertz-env[training]'")
     from nertz_env.training.train_selfplay import start
 
     args, _, _ = start(["--pool-sampling", "pfsp", "--pfsp-power", "3", "--run-dir", "unused"])
@@ -223,7 +223,7 @@ def test_a_flag_that_would_change_nothing_is_refused(capsys, argv, says):
 
 
 def test_the_exploit_benchmark_names_its_own_steps_flag(capsys):
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason="needs torch: pip install 'nertz-env[training]'")
     line = refused(["benchmark", "exploit", "--task", "nertz-2p", "--agent", "random", "--steps", "10"], capsys)
     assert line == ("nertz benchmark exploit: error: --steps 10: accepted an integer >= 1024 (one update of the best "
                     "responder: 32 ticks x 32 learner seats)")  # fmt: skip

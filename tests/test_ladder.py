@@ -127,7 +127,8 @@ def test_without_torch_the_scripted_players_still_make_a_ladder():
     assert res.returncode == 2 and "--plot needs matplotlib" in res.stderr
 
 
-torch = pytest.importorskip("torch")  # below: policies, which need the training extra
+# Below: policies, which need the training extra.
+torch = pytest.importorskip("torch", reason="needs torch: pip install 'nertz-env[training]'")
 
 
 def _policy(path, decisions, players=4):

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="needs torch: pip install 'nertz-env[training]'")
 
 from nertz_env import NertzConfig, agents  # noqa: E402
 from nertz_env.agents.policy import (  # noqa: E402

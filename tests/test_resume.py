@@ -20,7 +20,7 @@ import time
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="needs torch: pip install 'nertz-env[training]'")
 pytest.importorskip("sb3_contrib")
 
 SELFPLAY, SB3 = "nertz_env.training.train_selfplay", "nertz_env.training.train_sb3"

@@ -94,7 +94,7 @@ def test_an_observation_that_fits_no_table_is_refused():
         Determiniser(NertzConfig(move_ticks=2))
 
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="needs torch: pip install 'nertz-env[training]'")
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="needs torch: pip install 'nertz-env[training]'")
 
 from nertz_env.training import plots  # noqa: E402
 from nertz_env.training.scalars import FILE, TIMINGS, read_lines, read_scalars  # noqa: E402

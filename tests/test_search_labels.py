@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("torch")
+pytest.importorskip("torch", reason="needs torch: pip install 'nertz-env[training]'")
 
 from nertz_env import agents  # noqa: E402
 from nertz_env.training import distill_search, search_labels  # noqa: E402

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="needs torch: pip install 'nertz-env[training]'")
 
 from nertz_env import NertzConfig, agents  # noqa: E402
 from nertz_env.agents import policy  # noqa: E402
