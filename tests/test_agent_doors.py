@@ -58,6 +58,15 @@ def test_a_policy_under_other_play_rules_warns_once_naming_them():
         agents.make("ppo", config=NertzConfig(nertz_penalty=1, call_bonus=5))
 
 
+def test_every_rule_option_is_classed_once_for_a_policy_under_other_rules():
+    """A new NertzConfig option must be put in one group: refused, warned of, or neither."""
+    from nertz_env.agents import _policy_file as pf
+    from nertz_env.config import option_names
+
+    groups = pf.INPUT_RULES + pf.PLAY_RULES + pf.OTHER_RULES
+    assert sorted(groups) == sorted(option_names()) and len(set(groups)) == len(groups)
+
+
 def test_the_heuristics_calls_refuse_rows_outside_the_observation_space():
     heuristic = agents.make("heuristic")
     rows = np.random.default_rng(0).integers(-128, 128, (2, heuristic.obs_size)).astype(np.int8)
