@@ -126,8 +126,7 @@ def test_resuming_with_a_budget_short_of_the_next_update_is_refused(tmp_path, ca
 
     ckpt = tmp_path / "checkpoint.pt"
     _selfplay_checkpoint(ckpt, 30720, 81920)  # 3 updates done
-    a = Args()
-    batch = a.num_steps * Seats.build(a.num_envs, a.num_players, a.self_play_fraction).n_learn
+    batch = Seats.update_decisions(Args())
     for total in (30720, 4 * batch - 1):
         line = refused(["train", "selfplay", "--resume", str(ckpt), "--total-steps", str(total)], capsys)
         assert line == (f"nertz train selfplay: error: --total-steps {total} trains nothing after the 30720 decisions "

@@ -255,7 +255,7 @@ def test_a_small_budget_clones_an_eighth_and_trains_ppo_after():
     from nertz_env.training.train_selfplay import Seats, start
 
     args, _, _ = start(["--total-steps", "200000", "--run-dir", "unused"])
-    batch = args.num_steps * Seats.build(args.num_envs, args.num_players, args.self_play_fraction).n_learn
+    batch = Seats.update_decisions(args)
     assert args.bc_steps == 25000 and args.bc_steps // batch < args.total_steps // batch  # PPO updates follow
     args, _, _ = start(["--run-dir", "unused"])
     assert args.bc_steps == 1_000_000  # the default run: 1 M of 8 M, as before

@@ -40,6 +40,12 @@ class Seats:
     def n_learn(self) -> int:
         return len(self.learn_idx)
 
+    @classmethod
+    def update_decisions(cls, args: Any) -> int:
+        """The learner decisions of one update of a run with ``args`` (``train_selfplay``'s): its
+        ``num_steps`` ticks times the learner seats."""
+        return args.num_steps * cls.build(args.num_envs, args.num_players, args.self_play_fraction).n_learn
+
 
 @dataclass
 class Rollout:

@@ -101,8 +101,7 @@ def start(argv: list[str] | None) -> tuple[Args, Path, dict[str, Any] | None]:
     if args.resume:
         resume = load_torch_checkpoint(args.resume, REQUIRED)
         args = resume_args(Args, {**BEFORE_FLAG, **resume["args"]}, args, given, MAY_CHANGE, PER_CALL)
-        batch = args.num_steps * Seats.build(args.num_envs, args.num_players, args.self_play_fraction).n_learn
-        next_update = (resume["update"] + 1) * batch  # the budget whose whole batches reach one more update
+        next_update = (resume["update"] + 1) * Seats.update_decisions(args)  # the budget one more update reaches
         check_budget(args.resume, given, args.total_steps, resume["global_step"], resume["args"]["total_steps"],
                      next_update)  # fmt: skip
         check_args(args, given)
