@@ -189,6 +189,17 @@ def load_maskable_ppo(path: Path):
     return model
 
 
+def check_zip_fits(path: Path, model, config: NertzConfig, obs_size: int, num_actions: int) -> None:
+    """Refuse a MaskablePPO model whose spaces are not those of ``config`` (a ``.zip`` keeps no
+    rules, only its spaces: SB3 would fail at the first decision, naming neither)."""
+    held = (tuple(getattr(model.observation_space, "shape", None) or ()), getattr(model.action_space, "n", None))
+    if held != ((obs_size,), num_actions):
+        raise ValueError(f"{path} was trained on observations shaped {held[0]} and {held[1]} actions; "
+                         f"{config.num_players} players, {config.work_piles} work piles and "
+                         f"slide_under={config.slide_under} give ({obs_size},) and {num_actions}: "
+                         "build the agent with the rules it was trained under")  # fmt: skip
+
+
 # The rules a network's input sizes depend on: a policy is refused under others (PolicyAgent).
 INPUT_RULES = ("num_players", "work_piles", "slide_under")
 # The rules that change how a hand plays or scores but not the inputs' sizes: a policy plays under

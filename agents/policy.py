@@ -240,14 +240,15 @@ class PolicyAgent(Agent):
             raise FileNotFoundError(f"no policy file at {path}")
         if path.suffix == ".zip":
             self._sb3 = _policy_file.load_maskable_ppo(path)
-            self._net = None
-            trained_on = config
+            self._net, trained_on = None, None  # a .zip keeps its spaces only (check_zip_fits below)
         else:
             self._sb3 = None
             self._net, trained_on, _ = load_network(path)
         config = config if config is not None else trained_on
         super().__init__(config=config, seed=seed)
-        if trained_on is not None:  # refused under rules of other input sizes, a warning under other play
+        if self._sb3 is not None:
+            _policy_file.check_zip_fits(path, self._sb3, self.config, self.obs_size, len(self.catalogue))
+        elif trained_on is not None:  # refused under rules of other input sizes, a warning under other play
             _policy_file.check_rules(path, trained_on, config)
         self.path = path
         self.greedy = bool(greedy)

@@ -63,6 +63,9 @@ class NertzSB3VecEnv(VecEnv):
     render_mode = None
 
     def __init__(self, num_games: int = 8, opponents: Mapping[int, Any] | None = None, **vector_options: Any):
+        if "num_envs" in vector_options:  # SB3's own name for what this env derives from num_games
+            raise ValueError(f"invalid num_envs={vector_options['num_envs']!r}: NertzSB3VecEnv takes num_games, the "
+                             "games played side by side; SB3's num_envs is num_games x the learning seats")  # fmt: skip
         self.vector = NertzVectorEnv(num_games, **vector_options)
         v = self.vector
         players = v.num_players

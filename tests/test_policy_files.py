@@ -180,3 +180,23 @@ def test_a_zip_that_is_not_a_maskable_ppo_policy_is_refused_in_one_line(tmp_path
         path.write_bytes(content)
     with pytest.raises(ValueError, match=rf"p.zip is not a MaskablePPO policy saved by train_sb3.py .*: {message}"):
         agents.make("policy", path=str(path))
+
+
+def test_a_zip_trained_under_other_input_sizes_is_refused_when_built(tmp_path):
+    """A ``.zip`` keeps its spaces, not its rules: a two-player MaskablePPO model under four players
+    failed at its first decision, inside SB3, naming neither (now refused at once, naming both)."""
+    pytest.importorskip("sb3_contrib", reason="needs sb3-contrib: pip install 'nertz-env[training]'")
+    from sb3_contrib import MaskablePPO
+
+    from nertz_env.sb3 import NertzSB3VecEnv
+
+    path = tmp_path / "two.zip"
+    MaskablePPO("MlpPolicy", NertzSB3VecEnv(num_games=1, num_players=2), n_steps=8, batch_size=8).save(path)
+    two, four = ObservationLayout(CONFIG).size, ObservationLayout(NertzConfig(num_players=4)).size
+    with pytest.raises(ValueError, match=rf"two.zip was trained on observations shaped \({two},\) and 181 actions; "
+                                         rf"4 players, 4 work piles and slide_under=True give \({four},\) and 181"):
+        agents.make("policy", path=str(path), config=NertzConfig(num_players=4))
+    agent = agents.make("policy", path=str(path), config=CONFIG)
+    obs, masks = np.zeros((1, two), np.int8), np.zeros((1, 181), np.int8)
+    masks[0, 0] = 1
+    assert agent.act_batch(obs, masks).tolist() == [0]

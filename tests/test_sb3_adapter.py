@@ -125,3 +125,10 @@ def test_actions_seeds_options_and_opponent_actions_are_checked():
             env.step(np.zeros(2, np.int64))
     with pytest.raises(ValueError, match="opponent seat True"):
         NertzSB3VecEnv(num_games=1, num_players=2, opponents={True: sample_legal})
+
+
+def test_sb3s_num_envs_is_refused_naming_num_games():
+    """SB3 calls its envs ``num_envs``; here they are the games times the learning seats, and the
+    games are ``num_games`` (before: NertzVectorEnv's 'got multiple values for argument')."""
+    with pytest.raises(ValueError, match=r"invalid num_envs=2: NertzSB3VecEnv takes num_games, the games played"):
+        NertzSB3VecEnv(num_envs=2, num_players=2)
