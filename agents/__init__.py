@@ -87,6 +87,11 @@ def make(name: str, seed: int = 0, config: NertzConfig | None = None, **options:
                 f"agent {name!r} needs the module {_LAZY[name]}, which is not installed yet "
                 "(trained policies arrive with the training code)"
             ) from None
+    if name not in _REGISTRY and name.partition(":")[0] in names():  # a spec, as the CLI and evaluate() take
+        bare, options = parse_spec(name)
+        keywords = ", ".join(f"{k}={v!r}" for k, v in options.items())
+        raise ValueError(f"{name!r} is an agent spec (name:key=value,...): build it with agents.make_spec({name!r}) "
+                         f"or agents.make({bare!r}, {keywords})")  # fmt: skip
     if name not in _REGISTRY:
         close = difflib.get_close_matches(name, names(), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""

@@ -142,6 +142,12 @@ def test_make_register_and_specs():
         "x", {"a": 1, "b": 2.5, "c": True, "d": None, "e": "word"})
     with pytest.raises(ValueError, match="unknown agent 'nobody'"):
         agents.make("nobody")
+    with pytest.raises(ValueError, match=r"'heuristic:depth=3,call=now' is an agent spec \(name:key=value,...\): "
+                                         r"build it with agents.make_spec\('heuristic:depth=3,call=now'\) or "
+                                         r"agents.make\('heuristic', depth=3, call='now'\)"):
+        agents.make("heuristic:depth=3,call=now")  # was "unknown agent ... (did you mean 'heuristic'?)"
+    with pytest.raises(ValueError, match="unknown agent 'nobody:depth=3'"):
+        agents.make("nobody:depth=3")
     with pytest.raises(TypeError, match="the agent name must be a str, got int 5; known agents: .*greedy"):
         agents.make(5)  # was a TypeError from inside difflib
     with pytest.raises(ValueError, match="unknown heuristic option"):
