@@ -29,6 +29,7 @@ from nertz_env.config import NertzConfig, is_int
 from nertz_env.game import Game, check_reset_options
 from nertz_env.gym_vector import NertzGymVectorEnv, check_opponent_actions, reseed_opponent
 from nertz_env.infos import infos, outcome
+from nertz_env.options import env_config
 from nertz_env.options import illegal_action_penalty as checked_penalty
 from nertz_env.render import render_rgb, render_text
 
@@ -42,15 +43,11 @@ class NertzSingleAgentEnv(gymnasium.Env):
         seat: int | str = "random",
         render_mode: str | None = None,
         illegal_action_penalty: float = 0.0,
+        config: NertzConfig | None = None,
         **rules: Any,
     ):
         check_opponent_list(opponents)
-        rules.setdefault("num_players", len(opponents) + 1)
-        self.config = NertzConfig.from_kwargs(**rules)
-        if len(opponents) != self.config.num_players - 1:
-            raise ValueError(
-                f"{self.config.num_players} players need {self.config.num_players - 1} opponents, got {len(opponents)}"
-            )
+        self.config = opponents_config(opponents, config, rules)
         if seat != "random" and (not is_int(seat) or not 0 <= seat < self.config.num_players):
             raise ValueError(f"invalid seat={seat!r}: accepted 'random' or 0..{self.config.num_players - 1}")
         if render_mode not in (None, *self.metadata["render_modes"]):
@@ -142,12 +139,10 @@ def make_vector(
     from nertz_env import agents
 
     check_opponent_list(opponents)
-    players = options.setdefault("num_players", len(opponents) + 1)
-    if len(opponents) != players - 1:
-        raise ValueError(f"{players} players need {players - 1} opponents, got {len(opponents)}")
-    env_only = ("observation_dtype", "num_threads", "illegal_action_penalty")
+    env_only = ("observation_dtype", "num_threads", "illegal_action_penalty", "config")
     rules = {k: v for k, v in options.items() if k not in env_only}
-    config = NertzConfig.from_kwargs(**rules)
+    config = opponents_config(opponents, options.pop("config", None), rules)
+    options = {**{k: v for k, v in options.items() if k not in rules}, "config": config}
     by_name: dict[str, Any] = {}
     seats: dict[int, Any] = {}
     for k, spec in enumerate(opponents, start=1):
@@ -156,6 +151,15 @@ def make_vector(
         else:
             seats[k] = by_name.setdefault(str(spec), agents.make_spec(str(spec), seed=k, config=config))
     return NertzGymVectorEnv(num_envs, seats, seed=seed, **options)
+
+
+def opponents_config(opponents: Sequence[Any], config: NertzConfig | None, rules: dict[str, Any]) -> NertzConfig:
+    """The rules of a single-seat env: ``config`` or the rule options ``rules``, not both (as
+    ``nertz_v0``'s envs take them), with a seat for each opponent and the learner's."""
+    config = env_config(config, None, rules if config is not None else {"num_players": len(opponents) + 1, **rules})
+    if len(opponents) != config.num_players - 1:
+        raise ValueError(f"{config.num_players} players need {config.num_players - 1} opponents, got {len(opponents)}")
+    return config
 
 
 def check_opponent_list(opponents: Any) -> None:

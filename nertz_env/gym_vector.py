@@ -37,7 +37,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from nertz_env.checks import check_int_actions, check_seed
-from nertz_env.config import is_int
+from nertz_env.config import NertzConfig, is_int
 from nertz_env.options import ObservationDtype, RuleOptions
 from nertz_env.options import observation_dtype as observation_dtype_of
 from nertz_env.vector import NertzVectorEnv
@@ -124,10 +124,11 @@ class NertzGymVectorEnv(VectorEnv):
             ``act_batch(observations[n, D], action_masks[n, N]) -> actions[n]`` or such a callable;
             seats sharing one agent object are asked together. Every other seat is a sub-env.
         observation_dtype: ``"int8"`` (default) or ``"float32"``.
-        num_players: seats per game (2 to 8).
+        num_players: seats per game (2 to 8; default 4).
         seed: the seed of the first ``reset`` when it is given none.
         num_threads: threads for stepping (``None``: numba's maximum); results do not depend on it.
         illegal_action_penalty: subtracted from the reward of an illegal action (played as WAIT).
+        config: the rules as one ``NertzConfig``, in place of ``num_players`` and the rule options.
         **rules: the ``NertzConfig`` options and ``preset``, as ``NertzVectorEnv`` takes them.
     """
 
@@ -139,14 +140,16 @@ class NertzGymVectorEnv(VectorEnv):
         num_games: int = 8,
         opponents: Mapping[int, Any] | None = None,
         *,
-        num_players: int = 4,
+        num_players: int | None = None,
         seed: int | None = None,
         observation_dtype: ObservationDtype = "int8",
         num_threads: int | None = 1,
         illegal_action_penalty: float = 0.0,
+        config: NertzConfig | None = None,
         **rules: Unpack[RuleOptions],
     ):
-        self.vector = v = NertzVectorEnv(num_games, num_players, seed, num_threads, illegal_action_penalty, **rules)
+        self.vector = v = NertzVectorEnv(num_games, num_players, seed, num_threads, illegal_action_penalty, config,
+                                         **rules)  # fmt: skip
         self._dtype = observation_dtype_of(observation_dtype)
         self._opponents = opponent_groups(opponents, v.num_players)
         taken = {int(s) for _, _, seats in self._opponents for s in seats}

@@ -54,7 +54,8 @@ class NertzSB3VecEnv(VecEnv):
             ``act_batch`` of that shape (``agents.make(...)``). Seats sharing one agent object are
             asked together, in one call.
         **vector_options: ``NertzVectorEnv`` options: ``num_players``, ``seed``, ``num_threads``,
-            ``illegal_action_penalty`` and the rule options.
+            ``illegal_action_penalty`` and the rule options, or ``config`` (a ``NertzConfig``) in
+            place of ``num_players`` and the rule options.
 
     ``seed()`` (as SB3's ``set_random_seed`` calls it) seeds the next ``reset`` of the whole table
     with its first seed: game ``g`` then plays on stream ``g`` of it (see ``nertz_env.vector``).

@@ -76,7 +76,7 @@ from nertz_env.actions import ActionCatalogue
 from nertz_env.checks import check_int_actions, check_seed
 from nertz_env.config import NertzConfig, is_int
 from nertz_env.layout import ObservationLayout
-from nertz_env.options import RuleOptions
+from nertz_env.options import RuleOptions, env_config
 from nertz_env.options import illegal_action_penalty as check_penalty
 
 if TYPE_CHECKING:
@@ -186,10 +186,12 @@ class NertzVectorEnv:
 
     Args:
         num_envs: hands played side by side.
-        num_players: seats per hand (2 to 8).
+        num_players: seats per hand (2 to 8; default 4).
         seed: the seed of the first ``reset`` when it is given none.
         num_threads: threads for stepping (``None``: numba's maximum); results do not depend on it.
         illegal_action_penalty: subtracted from the reward of an illegal action (played as WAIT).
+        config: the rules as one ``NertzConfig`` (a task's ``tasks.get(name).config``, an agent's),
+            in place of ``num_players`` and the rule options, as ``nertz_v0``'s envs take it.
         **rules: the ``NertzConfig`` options (R2 to R8), ``reward`` included, and ``preset`` (a rule
             set of ``nertz_env.config.PRESETS`` that the other options override).
     """
@@ -197,16 +199,17 @@ class NertzVectorEnv:
     def __init__(
         self,
         num_envs: int,
-        num_players: int = 4,
+        num_players: int | None = None,
         seed: int | None = None,
         num_threads: int | None = 1,
         illegal_action_penalty: float = 0.0,
+        config: NertzConfig | None = None,
         **rules: Unpack[RuleOptions],
     ):
         if not is_int(num_envs) or num_envs < 1:
             raise ValueError(f"invalid num_envs={num_envs!r}: accepted an integer >= 1")
         penalty = check_penalty(illegal_action_penalty)
-        self.config = NertzConfig.from_kwargs(num_players=num_players, **rules)
+        self.config = env_config(config, num_players, rules)
         self.catalogue = ActionCatalogue(self.config)
         self.layout = ObservationLayout(self.config)
         self.num_envs = int(num_envs)

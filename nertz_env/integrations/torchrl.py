@@ -49,6 +49,7 @@ except ImportError as exc:  # pragma: no cover - depends on the extra
 
 from nertz_env.actions import ACTION_WAIT
 from nertz_env.checks import check_seed
+from nertz_env.config import NertzConfig
 from nertz_env.options import ObservationDtype, RuleOptions
 from nertz_env.options import observation_dtype as observation_dtype_of
 from nertz_env.vector import NertzVectorEnv
@@ -67,7 +68,7 @@ class NertzTorchRLEnv(EnvBase):
 
     Args:
         num_envs: games stepped together (the env's batch size).
-        num_players: seats per game, all in the group ``"agents"``.
+        num_players: seats per game, all in the group ``"agents"`` (2 to 8; default 4).
         seed: the seed of the first full reset (``set_seed`` replaces it).
         device: where the tensors are put (the engine runs on the CPU).
         observation_dtype: ``"float32"`` (default) or ``"int8"`` for ``("agents", "observation")``
@@ -75,6 +76,7 @@ class NertzTorchRLEnv(EnvBase):
         include_state: also return ``"state"`` (the whole table, for centralized critics).
         num_threads: threads for stepping (``None``: numba's maximum); results do not depend on it.
         illegal_action_penalty: subtracted from the reward of an illegal action (played as WAIT).
+        config: the rules as one ``NertzConfig``, in place of ``num_players`` and the rule options.
         **rules: the ``NertzConfig`` options and ``preset``, as ``NertzVectorEnv`` takes them.
     """
 
@@ -83,7 +85,7 @@ class NertzTorchRLEnv(EnvBase):
     def __init__(
         self,
         num_envs: int = 64,
-        num_players: int = 4,
+        num_players: int | None = None,
         *,
         seed: int | None = None,
         device: str | torch.device = "cpu",
@@ -91,9 +93,10 @@ class NertzTorchRLEnv(EnvBase):
         include_state: bool = True,
         num_threads: int | None = 1,
         illegal_action_penalty: float = 0.0,
+        config: NertzConfig | None = None,
         **rules: Unpack[RuleOptions],
     ):
-        vector = NertzVectorEnv(num_envs, num_players, seed, num_threads, illegal_action_penalty, **rules)
+        vector = NertzVectorEnv(num_envs, num_players, seed, num_threads, illegal_action_penalty, config, **rules)
         super().__init__(device=device, batch_size=torch.Size([vector.num_envs]))
         self.vector = vector
         if not isinstance(include_state, (bool, np.bool_)):
