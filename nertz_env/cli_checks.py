@@ -147,3 +147,8 @@ def require(parser: Parser, *modules: str, what: str) -> None:
             if module == "torch":
                 hint += " (CPU-only machines: install torch from https://download.pytorch.org/whl/cpu first)"
             parser.error(f"{what} needs {module}, which is not installed: {hint}")
+
+
+def json_kind(value: Any) -> str:
+    """The name of a value read from a JSON file, for errors: ``null``, or its Python type's name."""
+    return "null" if value is None else type(value).__name__

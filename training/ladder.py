@@ -29,8 +29,8 @@ from typing import Any
 
 from nertz_env import agents as registry
 from nertz_env.cli_checks import MOST_DEALS, USER_ERRORS, Parser, at_least, output_file, require
-from nertz_env.config import NertzConfig, is_int
-from nertz_env.config_values import is_real
+from nertz_env.config import NertzConfig
+from nertz_env.config_values import is_int, is_real
 from nertz_env.training.evaluate import evaluate, versions
 
 SCRIPTED = ("random", "greedy", "heuristic", "heuristic:depth=3")

@@ -31,9 +31,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nertz_env.cli_checks import USER_ERRORS, Parser, output_file
-from nertz_env.config import is_int
-from nertz_env.config_values import is_real
+from nertz_env.cli_checks import USER_ERRORS, Parser, json_kind, output_file
+from nertz_env.config_values import is_int, is_real
 from nertz_env.training.pages import markers, with_part
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,7 +49,7 @@ def slim(report: Any, note: str) -> dict[str, Any]:
     """The report without its per-hand and per-match records, with ``note``; checked as the table
     reads it (``checked``), so nothing is kept that the table could not show."""
     if not isinstance(report, dict):
-        raise ValueError(f"not a harness report (nertz eval --out): a JSON object expected, got {_kind(report)}")
+        raise ValueError(f"not a harness report (nertz eval --out): a JSON object expected, got {json_kind(report)}")
     missing = {"agents", "summary", "paired", "deals", "seed"} - set(report)
     if missing:
         raise ValueError(f"not a harness report (nertz eval --out): missing {', '.join(sorted(missing))}")
@@ -61,7 +60,7 @@ def checked(report: Any) -> dict[str, Any]:
     """``report``, a kept report, if the table and the plot can read it; else a ValueError naming
     what is wrong. The table is of duplicate deals: a report of matches is refused."""
     if not isinstance(report, dict):
-        raise ValueError(f"not a harness report: a JSON object expected, got {_kind(report)}")
+        raise ValueError(f"not a harness report: a JSON object expected, got {json_kind(report)}")
     missing = {"note", "agents", "summary", "paired", "deals", "seed"} - set(report)
     if missing:
         raise ValueError(f"not a kept harness report (learning_results --add): missing {', '.join(sorted(missing))}")
@@ -88,10 +87,6 @@ def checked(report: Any) -> dict[str, Any]:
         if pair["agent"] == first:
             _expect(is_real(pair.get("score_diff")) and _is_interval(pair.get("score_diff_ci")), lacking)
     return report
-
-
-def _kind(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
 
 
 def _expect(holds: bool, what: str) -> None:

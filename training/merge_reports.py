@@ -23,7 +23,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from nertz_env.cli_checks import Parser, output_file
+from nertz_env.cli_checks import Parser, json_kind, output_file
 from nertz_env.training.report import format_report, tables_of
 
 _SAME = ("agents", "specs", "players", "seed", "mode", "config")
@@ -81,8 +81,7 @@ def merge(reports: Sequence[dict[str, Any]], names: Sequence[str] | None = None)
 def _check_shard(rep: Any, name: str) -> None:
     """Refuse, naming what is wrong, a shard that is not a report of ``nertz eval --out``."""
     if not isinstance(rep, dict):
-        kind = "null" if rep is None else type(rep).__name__
-        raise ValueError(f"{name} is not a report of nertz eval --out: a JSON object expected, got {kind}")
+        raise ValueError(f"{name} is not a report of nertz eval --out: a JSON object expected, got {json_kind(rep)}")
     missing = [key for key in _NEEDED if key not in rep]
     if missing:
         raise ValueError(f"{name} is not a full report of nertz eval --out: missing {', '.join(missing)}")
