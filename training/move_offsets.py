@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -148,11 +148,16 @@ def format_screen(record: Mapping[str, Any]) -> str:
              f"of seed {record['seed']}); paired differences, shifted - unshifted:"]  # fmt: skip
     for r in record["rows"]:
         shift = ",".join(f"{g}={v:g}" for g, v in r["offsets"].items()) or "(none)"
-        w, s = r["win_share_diff_ci"], r["score_diff_ci"]
-        lines.append(f"  {shift:<28} wins {r['win_share']:.4f}  {r['win_share_diff']:+.4f} "
-                     f"[{w[0]:+.4f}, {w[1]:+.4f}]  points {r['score_diff']:+.3f} [{s[0]:+.3f}, {s[1]:+.3f}]  "
-                     f"calls {r['called']:.3f}")  # fmt: skip
+        lines.append(f"  {shift:<28} {paired_text(r)}  calls {r['called']:.3f}")
     return "\n".join(lines)
+
+
+def paired_text(row: Mapping[str, Any]) -> str:
+    """A screened player's win share and its paired differences from the base player, in win
+    share and points, with their intervals (a line of the screens' printouts)."""
+    w, s = row["win_share_diff_ci"], row["score_diff_ci"]
+    return (f"wins {row['win_share']:.4f}  {row['win_share_diff']:+.4f} [{w[0]:+.4f}, {w[1]:+.4f}]  points "
+            f"{row['score_diff']:+.3f} [{s[0]:+.3f}, {s[1]:+.3f}]")  # fmt: skip
 
 
 def markdown_table(records: Sequence[Mapping[str, Any]], names: Sequence[str]) -> str:
@@ -192,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.table:
         if args.policy or args.offsets or args.reports or args.json:
             ap.error("--table prints kept records; it takes no --policy, --offsets, --reports or --json")
-        return print_table(ap, args.table)
+        return print_table(ap, args.table, markdown_table)
     if not args.policy or not args.offsets:
         ap.error("--policy and --offsets are needed to screen (or --table to print kept records)")
     try:
@@ -217,7 +222,8 @@ def report_folder(text: str) -> Path:
     return path
 
 
-def print_table(ap: Parser, items: Sequence[str]) -> int:
+def print_table(ap: Parser, items: Sequence[str], table: Callable[[list, list], str]) -> int:
+    """Print ``table(records, names)`` of kept ``--json`` records given as ``NAME=RECORD.json``."""
     names, records = [], []
     for item in items:
         name, sep, path = item.partition("=")
@@ -229,9 +235,9 @@ def print_table(ap: Parser, items: Sequence[str]) -> int:
             ap.error(f"--table {item!r}: {err}")
         names.append(name)
     try:
-        print(markdown_table(records, names))
+        print(table(records, names))
     except (KeyError, TypeError, ValueError) as err:
-        ap.error(f"--table: not records of one move_offsets screen ({err})")
+        ap.error(f"--table: not records of one {ap.prog.split('.')[-1]} screen ({err})")
     return 0
 
 
