@@ -1,8 +1,9 @@
 """The keyword options every Nertz env takes, typed for IDEs and type checkers (PEP 692).
 
-``RuleOptions`` lists the rule options of ``NertzConfig`` (R2 to R8) and ``preset``; the env
-constructors take them as ``**rules: Unpack[RuleOptions]``, so an editor completes and checks
-each one. ``NertzConfig.from_kwargs`` validates them at run time (a bad value raises a
+``RuleOptions`` lists the rule options of ``NertzConfig`` (R2 to R8) and ``preset``, all but
+``num_players``, which every env constructor names as a parameter of its own (PEP 692 forbids a
+keyword in both); the constructors take them as ``**rules: Unpack[RuleOptions]``, so an editor
+completes and checks each one. ``NertzConfig.from_kwargs`` validates them at run time (a bad value raises a
 ``ValueError`` naming the option, the value and what is accepted).
 """
 
@@ -24,10 +25,10 @@ ObservationDtype = Literal["int8", "float32"] | type[np.int8] | type[np.float32]
 
 
 class RuleOptions(TypedDict, total=False):
-    """The rule options of ``nertz_env.NertzConfig`` (see its docstring and RULES.md)."""
+    """The rule options of ``nertz_env.NertzConfig`` (see its docstring and RULES.md) but
+    ``num_players``, a parameter of each constructor itself."""
 
     preset: Literal["standard", "snerts", "nerds", "nerts", "pounce", "racing_demon", "family"]
-    num_players: int
     nertz_pile_size: int
     work_piles: int
     stock_draw: Literal[1, 3]

@@ -150,13 +150,15 @@ def test_end_reason_codes_are_published():
 
 def test_rule_options_are_typed_keywords_of_every_constructor():
     fields = {f.name for f in dataclasses.fields(NertzConfig) if f.init}
-    assert set(typing.get_type_hints(RuleOptions, include_extras=False)) == fields | {"preset"}
+    # num_players is a parameter of every constructor itself: in both, PEP 692 calls it an overlap
+    assert set(typing.get_type_hints(RuleOptions, include_extras=False)) == fields - {"num_players"} | {"preset"}
     from nertz_env.gym_vector import NertzGymVectorEnv
     from nertz_env.vector import NertzVectorEnv
 
     for fn in (nertz_v0.parallel_env, nertz_v0.env, nertz_v0.raw_env, NertzVectorEnv, NertzGymVectorEnv):
         params = inspect.signature(fn).parameters
         assert params["rules"].annotation == "Unpack[RuleOptions]", fn
+        assert "num_players" in params and "config" in params, fn
         named = {"observation_dtype", "illegal_action_penalty"} - set(params)
         assert not named or fn is NertzVectorEnv, (fn, named)
 
