@@ -3,8 +3,8 @@
 ``RuleOptions`` lists the rule options of ``NertzConfig`` (R2 to R8) and ``preset``, all but
 ``num_players``, which every env constructor names as a parameter of its own (PEP 692 forbids a
 keyword in both); the constructors take them as ``**rules: Unpack[RuleOptions]``, so an editor
-completes and checks each one. ``NertzConfig.from_kwargs`` validates them at run time (a bad value raises a
-``ValueError`` naming the option, the value and what is accepted).
+completes and checks each one. ``NertzConfig.from_kwargs`` validates them at run time (a bad
+value raises a ``ValueError`` naming the option, the value and what is accepted).
 """
 
 from __future__ import annotations
