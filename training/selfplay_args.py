@@ -13,6 +13,7 @@ from nertz_env.training.checkpoint import resolve_device
 from nertz_env.training.opponent_pool import SAMPLINGS
 from nertz_env.training.oracle import ENCODINGS
 from nertz_env.training.selfplay_ppo import Seats
+from nertz_env.training.symmetries import Relabeller
 
 LR_SHAPES = ("linear", "cosine")  # --lr-schedule: train_selfplay.anneal_factor computes each
 
@@ -101,6 +102,13 @@ class Args:
         "move's clipped term weighted by its probability under the policy over that under the draw)",
         choices=["none", "importance"],
     )
+    relabel: str = arg(
+        "none",
+        "the update sees each minibatch's tables relabelled by a random one of the game's symmetries "
+        "(training.symmetries): an order of the learner's work piles (work), of the opponents (opponents) or both "
+        "(all); none: the tables as played",
+        choices=["none", "work", "opponents", "all"],
+    )
     learning_rate: float = arg(3e-4, "Adam learning rate")
     anneal_lr: bool = arg(True, "anneal the learning rate to 0 over the PPO phase (its shape: --lr-schedule)")
     lr_schedule: str = arg(
@@ -144,7 +152,7 @@ BEFORE_FLAG = {"sampler": "catalogue", "central_critic": False, "critic_lr": 0.0
                "oracle_fade": 0.5, "oracle_input": "positions", "oracle_hold": 0.0,
                "lr_schedule": "linear", "explore_temperature": 1.0,
                "explore_correction": "none", "aux_hidden": 0.0,
-               "aux_opponents": 0.0}  # fmt: skip
+               "aux_opponents": 0.0, "relabel": "none"}  # fmt: skip
 
 
 def check_args(args: Args, given: set[str] | frozenset[str] = frozenset()) -> None:
@@ -166,6 +174,7 @@ def check_args(args: Args, given: set[str] | frozenset[str] = frozenset()) -> No
     if args.lr_schedule != "linear" and not args.anneal_lr:
         raise ValueError(f"--lr-schedule {args.lr_schedule}: accepted only with --anneal-lr true (the rate it shapes)")
     check_explore(args)
+    check_relabel(args)
     if not 0.0 < args.pfsp_rate <= 1.0:
         raise ValueError(f"--pfsp-rate {args.pfsp_rate}: accepted a number in (0, 1]")
     for name in ("win_bonus", "nertz_bonus", "critic_lr", "pfsp_power", "aux_hidden", "aux_opponents"):
@@ -220,6 +229,22 @@ def check_explore(args: Args) -> None:
     if args.explore_correction != "none" and value == 1.0:
         raise ValueError(f"--explore-correction {args.explore_correction}: accepted only with an "
                          "--explore-temperature other than 1 (there is nothing to correct)")  # fmt: skip
+
+
+def check_relabel(args: Args) -> None:
+    """``--relabel`` only without the inputs and heads that read the hidden cards or the opponents'
+    moves by seat (they are not relabelled), and its opponents only where they are alike (R6)."""
+    if args.relabel == "none":
+        return
+    seat_readers = ("central_critic", "oracle_policy", "aux_hidden", "aux_opponents")
+    readers = [f"--{name.replace('_', '-')}" for name in seat_readers if getattr(args, name)]
+    if readers:
+        raise ValueError(f"--relabel {args.relabel}: accepted only without {' and '.join(readers)} (what they read "
+                         "by seat is not relabelled)")  # fmt: skip
+    try:
+        Relabeller(rules_config(args.num_players, args.reward, args.rules), args.relabel)
+    except ValueError as exc:
+        raise ValueError(f"--relabel {args.relabel}: {exc}") from None
 
 
 def check_oracle(args: Args) -> None:

@@ -331,10 +331,14 @@ def loss_terms(t: Any, batch: Batch, mb_index: torch.Tensor, cloning: bool, bc_c
     # index_select copies whole rows (an int8 observation row is 1631 bytes): about 20x
     # faster than advanced indexing, which copies element by element; the same tensors.
     hidden = None if batch.hidden is None else batch.hidden.index_select(0, mb_index)
+    obs, acts = batch.obs.index_select(0, mb_index), batch.acts[pairs]
+    if t.relabel is not None:  # --relabel: the minibatch's tables as one of the game's symmetries relabels them
+        columns, moved = t.relabel.draw()
+        obs, acts = obs.index_select(1, columns), moved[acts]
     scores, value, *summary = t.net.pair_scores(
-        batch.obs.index_select(0, mb_index).to(device),
+        obs.to(device),
         mb_rows,
-        torch.from_numpy(batch.acts[pairs]).to(device),
+        torch.from_numpy(acts).to(device),
         batch.feats.index_select(0, torch.from_numpy(pairs)).to(device),
         None if hidden is None else oracle_pre(t, hidden),
         with_summary=aux is not None or batch.opponent_moves is not None,

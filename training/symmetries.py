@@ -98,6 +98,29 @@ def views(config: NertzConfig, group: str) -> list[View]:
     return out
 
 
+class Relabeller:
+    """``train_selfplay --relabel``: a relabelling drawn for each minibatch of an update, from the
+    work piles' orders, the opponents' or both (one of each, composed). A move's features describe
+    its effect, not its pile's number, so they are the same on the relabelled table (a test checks
+    it pair by pair): the update relabels the observations and the moves' indices only."""
+
+    def __init__(self, config: NertzConfig, which: str):
+        groups = {"work": ("work",), "opponents": ("opponents",), "all": ("work", "opponents")}.get(which)
+        if groups is None:
+            raise ValueError(f"unknown relabelling {which!r}: accepted work, opponents or all")
+        self.groups = [views(config, group) for group in groups]
+
+    def draw(self) -> tuple[torch.Tensor, np.ndarray]:
+        """The observation's columns ``[D]`` and the moves' new indices ``[N]`` of one relabelling,
+        drawn from torch's generator (a run's seed fixes it)."""
+        first = self.groups[0][0]
+        columns, actions = np.arange(first.columns.size), np.arange(first.actions.size)  # the identity
+        for group in self.groups:
+            view = group[int(torch.randint(len(group), (1,)))]
+            columns, actions = columns[view.columns], view.actions[actions]
+        return torch.from_numpy(columns), actions
+
+
 def relabelled(view: View, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rows of observations and masks as ``view`` relabels them."""
     moved = np.zeros_like(masks)

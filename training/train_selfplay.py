@@ -92,6 +92,7 @@ from nertz_env.training.scalars import ScalarLog, update_scalars
 from nertz_env.training.selfplay_args import BEFORE_FLAG, LR_SHAPES, MAY_CHANGE, PER_CALL, REQUIRED, Args, check_args
 from nertz_env.training.selfplay_ppo import Loop, Rollout, Seats, advantages, collect
 from nertz_env.training.selfplay_ppo import update as update_net
+from nertz_env.training.symmetries import Relabeller
 from nertz_env.vector import NertzVectorEnv
 
 
@@ -136,6 +137,7 @@ class Trainer:
     oracle_weight: float = 0.0  # this update's (``apply_schedule``)
     aux: HiddenCardsHead | None = None  # --aux-hidden: the auxiliary head (training.aux_hidden)
     aux_opponents: OpponentMovesHead | None = None  # --aux-opponents (training.aux_opponents)
+    relabel: Relabeller | None = None  # --relabel (training.symmetries)
 
     def __post_init__(self) -> None:
         self.obs_dim, self.n_actions = self.envs.layout.size, self.envs.num_actions
@@ -187,9 +189,10 @@ def build(args: Args) -> Trainer:
     if args.aux_opponents > 0:  # stepped likewise; takes no draws (training.aux_opponents)
         aux_opponents = OpponentMovesHead(envs.catalogue, args.num_players, seats.learn_idx, args.hidden[-1], device)
         optimizer.add_param_group({"params": list(aux_opponents.parameters())})
+    relabel = Relabeller(config, args.relabel) if args.relabel != "none" else None  # draws only in updates
     return Trainer(args, config, device, rng, envs, net, optimizer, pool, features, teacher,
                    features.plays_as(teacher), seats, lookahead, critic, oracle, aux=aux,
-                   aux_opponents=aux_opponents)  # fmt: skip
+                   aux_opponents=aux_opponents, relabel=relabel)  # fmt: skip
 
 
 def restore(t: Trainer, resume: dict[str, Any] | None) -> tuple[Loop, int, list[dict[str, Any]]]:
