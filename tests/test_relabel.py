@@ -13,6 +13,7 @@ from conftest import mid_hand  # noqa: E402
 from test_aux_hidden import one_batch, trainer  # noqa: E402
 
 from nertz_env import NertzConfig, agents  # noqa: E402
+from nertz_env.agents.policy import build_scorer  # noqa: E402
 from nertz_env.training import symmetries as sym  # noqa: E402
 from nertz_env.training.selfplay_args import Args, check_args  # noqa: E402
 from nertz_env.training.selfplay_ppo import loss_terms  # noqa: E402
@@ -23,18 +24,21 @@ FEATURES = ["--lookahead-features", "true", "--lookahead-depth", "1", "--opponen
 def test_a_moves_features_are_the_same_on_every_relabelled_table():
     """The update relabels observations and move indices only: each move's features (its effect,
     the look-ahead's value, the opponents' columns) must not depend on the piles' numbers or the
-    opponents' order. ``ppo``'s feature function on 64 mid-hand tables, pair by pair."""
+    opponents' order. ``ppo``'s feature function, and one with every optional feature group, on 64
+    mid-hand tables, pair by pair."""
     obs, masks = mid_hand(num_envs=64)
     obs, masks = obs.reshape(-1, obs.shape[-1]), masks.reshape(-1, masks.shape[-1])
-    features = agents.make("ppo")._net.features
-    rows, acts, feats = features(obs, masks)
-    assert feats.shape[1] > 40 and len(rows) > 3 * len(obs)  # several legal moves a table
-    for group in ("work", "opponents"):
-        for view in sym.views(NertzConfig(), group):
-            moved_rows, moved_acts, moved_feats = features(*sym.relabelled(view, obs, masks))
-            at = {(int(r), int(a)): k for k, (r, a) in enumerate(zip(moved_rows, moved_acts))}
-            match = np.array([at[(int(r), int(view.actions[a]))] for r, a in zip(rows, acts)])
-            np.testing.assert_array_equal(moved_feats[match], feats, err_msg=view.name)
+    every_group = build_scorer(NertzConfig(), lookahead=1, cycle=True, opponent=True, identity=True, follow=True,
+                               race=True).features  # fmt: skip
+    for features in (agents.make("ppo")._net.features, every_group):
+        rows, acts, feats = features(obs, masks)
+        assert feats.shape[1] > 40 and len(rows) > 3 * len(obs)  # several legal moves a table
+        for group in ("work", "opponents"):
+            for view in sym.views(NertzConfig(), group):
+                moved_rows, moved_acts, moved_feats = features(*sym.relabelled(view, obs, masks))
+                at = {(int(r), int(a)): k for k, (r, a) in enumerate(zip(moved_rows, moved_acts))}
+                match = np.array([at[(int(r), int(view.actions[a]))] for r, a in zip(rows, acts)])
+                np.testing.assert_array_equal(moved_feats[match], feats, err_msg=view.name)
 
 
 def test_each_draw_is_one_relabelling_of_each_group_composed():
