@@ -76,7 +76,8 @@ def test_the_views_name_moves_by_their_relabelled_piles_and_seats():
 
 
 def test_opponents_are_alike_only_under_random_races_without_partners():
-    for config in (NertzConfig(collision="seat"), NertzConfig(partners=True), NertzConfig(speed=(1, 2, 1, 1))):
+    for config in (NertzConfig(collision="seat"), NertzConfig(partners=True), NertzConfig(speed=(1, 2, 1, 1)),
+                   NertzConfig(turn_based=True)):  # fmt: skip
         with pytest.raises(ValueError, match="the opponents are alike only under collision='random'"):
             sym.views(config, "opponents")
     with pytest.raises(ValueError, match="unknown group 'suits': accepted work, work-cycle, opponents"):

@@ -68,7 +68,7 @@ def _actions(table: np.ndarray, work: np.ndarray, seats: np.ndarray) -> np.ndarr
 def views(config: NertzConfig, group: str) -> list[View]:
     """The relabellings of ``group`` (identity first): ``work``, every order of the learner's work
     piles; ``work-cycle``, their cyclic turns; ``opponents``, every order of the opponents, which
-    needs R6's random races and no partners (a seat then matters)."""
+    needs R6's random races, no partners and no turns (a seat then matters)."""
     layout, table = ObservationLayout(config), ActionCatalogue(config).table
     w, p, block, place = config.work_piles, config.num_players, layout.block_size, np.arange(layout.size)
     if group in ("work", "work-cycle"):
@@ -84,10 +84,10 @@ def views(config: NertzConfig, group: str) -> list[View]:
         return out
     if group != "opponents":
         raise ValueError(f"unknown group {group!r}: accepted {', '.join(GROUPS)}")
-    if config.collision != "random" or config.speed is not None or config.partners:
-        raise ValueError("the opponents are alike only under collision='random', no speed weights and no partners "
-                         f"(R6, R8); this config has collision={config.collision!r}, speed={config.speed!r}, "
-                         f"partners={config.partners}")  # fmt: skip
+    if config.collision != "random" or config.speed is not None or config.partners or config.turn_based:
+        raise ValueError("the opponents are alike only under collision='random', no speed weights, no partners and "
+                         f"no turns (R6, R8, R3); this config has collision={config.collision!r}, speed="
+                         f"{config.speed!r}, partners={config.partners}, turn_based={config.turn_based}")  # fmt: skip
     out = []
     for order in itertools.permutations(range(1, p)):  # the relabelled opponent k is the table's order[k - 1]
         columns = place.copy()
