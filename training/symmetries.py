@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from nertz_env import agents
 from nertz_env.actions import TO_NERTZ, TO_WORK, UNDER, WORK_SOURCE, ActionCatalogue
 from nertz_env.agents.policy import PolicyAgent
 from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, output_file
@@ -156,8 +157,6 @@ class SymmetrisedPolicy(PolicyAgent):
 def own_tables(policy: PolicyAgent, opponents: Sequence[str], games: int, ticks: int, seed: int):
     """The learner's observations and masks in ``games`` games of ``ticks`` ticks of the policy
     (seat 0) against ``opponents``, where it has more than one legal move."""
-    from nertz_env import agents
-
     env = NertzVectorEnv(games, seed=seed, config=policy.config)
     others = [agents.make_spec(spec, seed=seed + k, config=policy.config) for k, spec in enumerate(opponents, 1)]
     obs, masks = env.reset()
