@@ -195,8 +195,7 @@ def check_zip_fits(path: Path, model, config: NertzConfig, obs_size: int, num_ac
     held = (tuple(getattr(model.observation_space, "shape", None) or ()), getattr(model.action_space, "n", None))
     if held != ((obs_size,), num_actions):
         raise ValueError(f"{path} was trained on observations shaped {held[0]} and {held[1]} actions; "
-                         f"{config.num_players} players, {config.work_piles} work piles and "
-                         f"slide_under={config.slide_under} give ({obs_size},) and {num_actions}: "
+                         f"{_input_rules(config)} give ({obs_size},) and {num_actions}: "
                          "build the agent with the rules it was trained under")  # fmt: skip
 
 
