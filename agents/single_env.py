@@ -139,10 +139,10 @@ def make_vector(
     from nertz_env import agents
 
     check_opponent_list(opponents)
-    env_only = ("observation_dtype", "num_threads", "illegal_action_penalty", "config")
-    rules = {k: v for k, v in options.items() if k not in env_only}
-    config = opponents_config(opponents, options.pop("config", None), rules)
-    options = {**{k: v for k, v in options.items() if k not in rules}, "config": config}
+    env_only = ("observation_dtype", "num_threads", "illegal_action_penalty")
+    env_options = {k: v for k, v in options.items() if k in env_only}
+    rules = {k: v for k, v in options.items() if k not in (*env_only, "config")}
+    config = opponents_config(opponents, options.get("config"), rules)
     by_name: dict[str, Any] = {}
     seats: dict[int, Any] = {}
     for k, spec in enumerate(opponents, start=1):
@@ -150,7 +150,7 @@ def make_vector(
             seats[k] = spec
         else:
             seats[k] = by_name.setdefault(str(spec), agents.make_spec(str(spec), seed=k, config=config))
-    return NertzGymVectorEnv(num_envs, seats, seed=seed, **options)
+    return NertzGymVectorEnv(num_envs, seats, seed=seed, config=config, **env_options)
 
 
 def opponents_config(opponents: Sequence[Any], config: NertzConfig | None, rules: dict[str, Any]) -> NertzConfig:
