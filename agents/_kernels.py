@@ -192,7 +192,7 @@ def choose_fixed(obs, masks, table, off, greedy, out):
                 kind, src, dst, n = table[a, T_KIND], table[a, T_SOURCE], table[a, T_DEST], table[a, T_COUNT]
                 p = greedy_priority(kind, src, dst, n, work_len) * 64
                 if table[a, T_KIND] == TO_NERTZ:  # R4.8: onto the opponent nearest to calling (fewest Nertz cards)
-                    p += 52 - obs[i, table[a, T_DEST] * off[O_BLOCK] + off[O_NERTZ_COUNT]]
+                    p += 52 - np.int64(obs[i, table[a, T_DEST] * off[O_BLOCK] + off[O_NERTZ_COUNT]])  # int8 widened
             else:
                 p = passive_priority(table[a, T_KIND], table[a, T_SOURCE])
             if p > best_p:

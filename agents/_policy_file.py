@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from nertz_env.config import NertzConfig, option_names
+from nertz_env.options import INPUT_RULES, PLAY_RULES
 
 FORMAT = "nertz-selfplay-v2"
 FORMATS = ("nertz-selfplay-v1", FORMAT)
@@ -199,17 +200,8 @@ def check_zip_fits(path: Path, model, config: NertzConfig, obs_size: int, num_ac
                          "build the agent with the rules it was trained under")  # fmt: skip
 
 
-# The rules a network's input sizes depend on: a policy is refused under others (PolicyAgent).
-INPUT_RULES = ("num_players", "work_piles", "slide_under")
-# The rules that change how a hand plays or scores but not the inputs' sizes: a policy plays under
-# others, with a warning naming them (once per file and set of differences in a process).
-PLAY_RULES = ("nertz_pile_size", "stock_draw", "nertz_to_work", "block_moves", "aces_to_work", "fill_empty_from",
-              "auto_call", "collision", "speed", "nertz_penalty", "call_bonus", "turn_based", "nertz_builds",
-              "partners", "move_ticks", "episode")  # fmt: skip
-# The rest of NertzConfig's options: the learner's reward and when a hand or match is cut, not a
-# hand's play (tests/test_agent_doors.py checks that the three groups hold every option once).
-OTHER_RULES = ("stall_ticks", "max_stall_rotations", "max_cycles", "reward", "target_score", "hands", "max_hands",
-               "match_end")  # fmt: skip
+# INPUT_RULES (a policy is refused under others), PLAY_RULES (it plays under others, with a warning
+# naming them, once per file and set of differences in a process) and OTHER_RULES: nertz_env.options.
 _WARNED: set[tuple[str, tuple[str, ...]]] = set()
 
 

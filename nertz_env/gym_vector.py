@@ -38,7 +38,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from nertz_env.checks import check_int_actions, check_seed
 from nertz_env.config import NertzConfig, is_int
-from nertz_env.options import ObservationDtype, RuleOptions
+from nertz_env.options import INPUT_RULES, PLAY_RULES, ObservationDtype, RuleOptions
 from nertz_env.options import observation_dtype as observation_dtype_of
 from nertz_env.vector import NertzVectorEnv
 
@@ -63,17 +63,38 @@ def as_policy(opponent: Any, seat: int) -> Opponent:
     )
 
 
-def opponent_groups(opponents: Mapping[int, Any] | None, players: int) -> list[tuple[Any, Opponent, np.ndarray]]:
-    """``opponents`` (``{seat: agent}``) checked, grouped by agent object: ``(the object, the call
-    that chooses, its seats)``, so that an agent playing several seats is asked once for all."""
+def check_opponent_rules(opponent: Any, config: NertzConfig, where: str) -> None:
+    """An agent built for other rules of play (its ``config`` differs in ``INPUT_RULES`` or
+    ``PLAY_RULES``) reads another observation layout or judges by other rules: refused (``where``:
+    the opponent, for the message). The reward and when a hand is cut (``OTHER_RULES``) do not
+    steer its play. A plain callable is not checked."""
+    rules = getattr(opponent, "config", None)
+    if not isinstance(rules, NertzConfig):
+        return
+    mine, env = rules.to_dict(), config.to_dict()
+    if any(mine[k] != env[k] for k in INPUT_RULES + PLAY_RULES):
+        differ = ", ".join(f"{k}={mine[k]!r} (the env's {env[k]!r})" for k in INPUT_RULES + PLAY_RULES
+                           if mine[k] != env[k])  # fmt: skip
+        raise ValueError(
+            f"{where} ({type(opponent).__name__}) was built for other rules: {differ}; build it with the "
+            "env's config, e.g. nertz_env.agents.make('greedy', config=env.config)"
+        )
+
+
+def opponent_groups(opponents: Mapping[int, Any] | None, config: NertzConfig) -> list[tuple[Any, Opponent, np.ndarray]]:
+    """``opponents`` (``{seat: agent}``) checked against ``config``'s seats and rules, grouped by
+    agent object: ``(the object, the call that chooses, its seats)``, so that an agent playing
+    several seats is asked once for all."""
     if opponents is None:
         return []
     if not isinstance(opponents, Mapping):
         raise TypeError(f"opponents must be a dict {{seat: agent}} such as {{1: agent, 2: agent}}, got {opponents!r} "
                         "(a list of names is what gymnasium.make_vec('nertz_env/NertzSingle-v0', opponents=...) takes)")
     groups: dict[int, tuple[Any, Opponent, list[int]]] = {}
+    players = config.num_players
     seated = sorted(((check_opponent_seat(seat, players), opp) for seat, opp in opponents.items()), key=lambda t: t[0])
     for seat, opponent in seated:
+        check_opponent_rules(opponent, config, f"opponent of seat {seat}")
         groups.setdefault(id(opponent), (opponent, as_policy(opponent, seat), []))[2].append(seat)
     return [(agent, policy, np.array(seats, np.int64)) for agent, policy, seats in groups.values()]
 
@@ -151,7 +172,7 @@ class NertzGymVectorEnv(VectorEnv):
         self.vector = v = NertzVectorEnv(num_games, num_players, seed, num_threads, illegal_action_penalty, config,
                                          **rules)  # fmt: skip
         self._dtype = observation_dtype_of(observation_dtype)
-        self._opponents = opponent_groups(opponents, v.num_players)
+        self._opponents = opponent_groups(opponents, v.config)
         taken = {int(s) for _, _, seats in self._opponents for s in seats}
         self.learning_seats = np.array([p for p in range(v.num_players) if p not in taken], np.int64)
         if len(self.learning_seats) == 0:
@@ -175,12 +196,13 @@ class NertzGymVectorEnv(VectorEnv):
         if options is not None and (not isinstance(options, Mapping) or options):
             raise ValueError(f"NertzGymVectorEnv.reset takes no options (None or {{}}), got {options!r}")
         seed = check_seed(seed)  # before the action space takes it: one rule for every door
+        super().reset(seed=seed)  # np_random and np_random_seed, as every VectorEnv keeps them
         if seed is not None:
             self.action_space.seed(seed)
             reseed_opponents(self._opponents, seed)
         self.vector.reset(seed=seed)
         self._dealt = True
-        return self._observations(), {"action_mask": self.action_masks()}
+        return self._observations(), {"action_mask": self.action_masks(), "_action_mask": np.ones(self.num_envs, bool)}
 
     def step(self, actions: Any):
         v = self.vector
@@ -200,12 +222,13 @@ class NertzGymVectorEnv(VectorEnv):
         flat = lambda x: x.reshape(-1)[self._rows]
         infos: dict[str, Any] = {"action_mask": self.action_masks(), "_action_mask": np.ones(self.num_envs, bool)}
         ended = vinfos["episode"]["done"][self._games]
-        if ended.any():
+        if ended.any():  # the rows that did not end read 0, as SyncVectorEnv's fresh arrays do
             final = vinfos["final_observation"].reshape(-1, v.obs_dim)[self._rows].astype(self._dtype)
+            final[~ended] = 0
             infos.update(final_obs=final, _final_obs=ended.copy())
-            infos.update(final_score=flat(vinfos["episode"]["scores"]), _final_score=ended.copy())
+            infos.update(final_score=np.where(ended, flat(vinfos["episode"]["scores"]), 0), _final_score=ended.copy())
             # as Gymnasium's SyncVectorEnv gathers the ended sub-envs' last infos (SAME_STEP)
-            reason = vinfos["episode"]["end_reason"][self._games]
+            reason = np.where(ended, vinfos["episode"]["end_reason"][self._games], 0).astype(np.int8)
             infos.update(final_info={"final_score": infos["final_score"], "_final_score": ended.copy(),
                                      "end_reason": reason, "_end_reason": ended.copy()}, _final_info=ended.copy())
         return self._observations(), flat(rewards), flat(terminated), flat(truncated), infos

@@ -78,8 +78,10 @@ target), `"exceed"` (Nerds: a total must go above the target).
 The step in which a hand ends returns the next hand's first observation (dealt from the env's own
 seeded stream) with the finished hand in the infos (`hand_over`, `hand_score`, `total`, ...).
 The decided match terminates; a match still undecided after `max_hands` hands is truncated.
-`max_cycles` still bounds each hand (such a hand just ends). The observation gains the `match.*`
-section (exact totals), and with partners a `partner` section.
+`max_cycles` still bounds each hand (such a hand just ends, and the match goes on: it counts the
+ticks of a hand, not of the episode), and `end_reason` in the infos is the last hand's, also when
+the match ends; `terminated` (decided) and `truncated` (capped) tell the match's two ends apart.
+The observation gains the `match.*` section (exact totals), and with partners a `partner` section.
 
 Presets: `parallel_env(preset="snerts", **overrides)` starts from a named rule set of
 `nertz_env.config.PRESETS` (`standard`, `snerts`, `nerds`, `nerts`, `pounce`, `racing_demon`,

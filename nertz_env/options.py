@@ -17,9 +17,21 @@ import numpy as np
 from nertz_env.config import NertzConfig
 
 __all__ = [
-    "ObservationDtype", "RuleOptions", "env_config", "flag", "illegal_action_penalty", "info_action_mask",
+    "INPUT_RULES", "OTHER_RULES", "PLAY_RULES", "ObservationDtype", "RuleOptions", "env_config", "flag",
+    "illegal_action_penalty", "info_action_mask",
     "observation_dtype", "parse_rule_options", "parse_value", "reset_decks",
 ]  # fmt: skip
+
+# NertzConfig's options in three groups (tests/test_agent_doors.py checks that they hold every option
+# once). The rules a network's input sizes depend on:
+INPUT_RULES = ("num_players", "work_piles", "slide_under")
+# The rules that change how a hand plays or scores but not the inputs' sizes:
+PLAY_RULES = ("nertz_pile_size", "stock_draw", "nertz_to_work", "block_moves", "aces_to_work", "fill_empty_from",
+              "auto_call", "collision", "speed", "nertz_penalty", "call_bonus", "turn_based", "nertz_builds",
+              "partners", "move_ticks", "episode")  # fmt: skip
+# The rest: the learner's reward and when a hand or match is cut, not a hand's play.
+OTHER_RULES = ("stall_ticks", "max_stall_rotations", "max_cycles", "reward", "target_score", "hands", "max_hands",
+               "match_end")  # fmt: skip
 
 ObservationDtype = Literal["int8", "float32"] | type[np.int8] | type[np.float32]
 

@@ -37,6 +37,8 @@ from gymnasium import spaces
 from nertz_env import engine
 from nertz_env.checks import check_int_actions, check_seed
 from nertz_env.gym_vector import check_opponent_actions, opponent_groups, reseed_opponents
+from nertz_env.options import illegal_action_penalty as check_penalty
+from nertz_env.options import observation_dtype as observation_dtype_of
 from nertz_env.vector import NertzVectorEnv
 
 try:
@@ -55,7 +57,8 @@ class NertzSB3VecEnv(VecEnv):
             asked together, in one call.
         **vector_options: ``NertzVectorEnv`` options: ``num_players``, ``seed``, ``num_threads``,
             ``illegal_action_penalty`` and the rule options, or ``config`` (a ``NertzConfig``) in
-            place of ``num_players`` and the rule options.
+            place of ``num_players`` and the rule options; ``observation_dtype`` only as ``"int8"``
+            (SB3's policies cast observations to float32 themselves).
 
     ``seed()`` (as SB3's ``set_random_seed`` calls it) seeds the next ``reset`` of the whole table
     with its first seed: game ``g`` then plays on stream ``g`` of it (see ``nertz_env.vector``).
@@ -67,10 +70,14 @@ class NertzSB3VecEnv(VecEnv):
         if "num_envs" in vector_options:  # SB3's own name for what this env derives from num_games
             raise ValueError(f"invalid num_envs={vector_options['num_envs']!r}: NertzSB3VecEnv takes num_games, the "
                              "games played side by side; SB3's num_envs is num_games x the learning seats")  # fmt: skip
+        dtype = vector_options.pop("observation_dtype", "int8")
+        if observation_dtype_of(dtype) is not np.int8:
+            raise ValueError(f"invalid observation_dtype={dtype!r}: NertzSB3VecEnv gives int8 observations (accepted "
+                             "'int8'); SB3's policies cast them to float32 themselves")  # fmt: skip
         self.vector = NertzVectorEnv(num_games, **vector_options)
         v = self.vector
         players = v.num_players
-        self._opponents = opponent_groups(opponents, players)  # one call per agent object, all its seats
+        self._opponents = opponent_groups(opponents, v.config)  # one call per agent object, all its seats
         taken = {int(s) for _, _, seats in self._opponents for s in seats}
         self.learning_seats = np.array([p for p in range(players) if p not in taken], np.int64)
         if len(self.learning_seats) == 0:
@@ -117,9 +124,11 @@ class NertzSB3VecEnv(VecEnv):
         super().set_options(None)
 
     def step_async(self, actions: np.ndarray) -> None:
-        a = np.asarray(actions).reshape(-1)
-        if a.shape[0] != self.num_envs:
-            raise ValueError(f"expected {self.num_envs} actions (one per learning seat), got {a.shape[0]}")
+        a = np.asarray(actions)
+        if a.shape not in ((self.num_envs,), (self.num_envs, 1)):  # one per sub-env, as SB3's policies give them
+            raise ValueError(f"expected {self.num_envs} actions (one per learning seat), shaped ({self.num_envs},) or "
+                             f"({self.num_envs}, 1), got shape {a.shape}")  # fmt: skip
+        a = a.reshape(-1)
         v = self.vector
         check_int_actions(a, v.num_actions, "NertzSB3VecEnv.step")  # a float or bool is not cast
         if not self._dealt:
@@ -162,11 +171,23 @@ class NertzSB3VecEnv(VecEnv):
         self.vector.close()
 
     def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
-        value = getattr(self, attr_name)  # AttributeError when missing, as has_attr expects
+        """Each sub-env's ``attr_name``: this VecEnv's own, or else the game table's public one
+        (``NertzVectorEnv``'s ``config``, ``illegal_action_penalty``, ...), which every sub-env shares."""
+        public = not attr_name.startswith("_")
+        owner = self if hasattr(self, attr_name) or not public else self.vector
+        value = getattr(owner, attr_name)  # AttributeError when neither has it, as has_attr expects
         return [value for _ in self._get_indices(indices)]
 
     def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
-        setattr(self, attr_name, value)  # one table for all envs
+        """Only ``illegal_action_penalty`` can change, and on every sub-env at once (one table plays
+        them all); the rules and the spaces are fixed when the env is built."""
+        if attr_name != "illegal_action_penalty":
+            raise AttributeError(f"NertzSB3VecEnv.set_attr cannot set {attr_name!r}: only 'illegal_action_penalty' "
+                                 "can change (build a new env for other rules or options)")  # fmt: skip
+        if sorted(set(self._get_indices(indices))) != list(range(self.num_envs)):
+            raise ValueError(f"NertzSB3VecEnv.set_attr sets every sub-env together (one table plays them all): "
+                             f"give indices=None, got {indices!r}")  # fmt: skip
+        self.vector.illegal_action_penalty = check_penalty(value)
 
     def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> list[Any]:
         if method_name == "action_masks":

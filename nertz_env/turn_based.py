@@ -19,6 +19,9 @@ last turn (with `move_ticks`, a move lands and scores off turn).
 ## Episode End
 When the hand ends (R5) every agent is terminated (a call or a stall) or truncated
 (`max_cycles`), as in the parallel env; each then steps `None` once, as PettingZoo requires.
+`max_cycles` counts ticks, and a tick here is one player's turn: each player acts about
+`max_cycles / P` times in a truncated hand (PettingZoo's own envs count a cycle as every agent
+acting once, so its `max_cycles_test` does not apply to this form).
 `observe(agent)` answers for any agent at any time, the final observations included.
 
 ## Move ticks

@@ -28,7 +28,9 @@ is the last reward of the old one. What the finished hand left is in ``infos``:
   ``"end_reason"`` int8 ``[num_envs]`` (index into ``nertz_env.engine.END_REASONS``: 1 call,
   2 stall, 3 max_cycles) and ``"callers"`` bool ``[num_envs, P]``;
 - ``infos["final_observation"]``: int8 ``[num_envs, P, obs_dim]``, the last observation of the
-  ended hand, valid on the rows where ``infos["episode"]["done"]``;
+  ended hand, valid on the rows where ``infos["episode"]["done"]``, and ``infos["final_state"]``:
+  int8 ``[num_envs, layout.state_size]``, its whole table as ``states()`` gives it (a centralized
+  critic's value of a hand cut off at ``max_cycles`` bootstraps from it), valid on the same rows;
 - ``infos["illegal"]``: bool ``[num_envs, P]``, the action was illegal and was played as WAIT (with
   ``illegal_action_penalty`` subtracted from its reward); ``infos["collision"]``: lost a
   foundation race (R6).
@@ -224,7 +226,8 @@ class NertzVectorEnv:
 
         self.state = engine.new_state(self.num_envs, self.num_players, self.config.work_piles)
         self.buffers = engine.new_buffers(
-            self.num_envs, self.num_players, self.obs_dim, self.num_actions, self.config.num_teams
+            self.num_envs, self.num_players, self.obs_dim, self.num_actions, self.config.num_teams,
+            self.layout.state_size,
         )
         self._cfg, self._table = self._read_only_arrays()
         self._speed = self.config.speed_weights
@@ -246,6 +249,7 @@ class NertzVectorEnv:
                 "team_scores": out.final_team_score,
             },
             "final_observation": out.final_obs,
+            "final_state": out.final_state,
             "illegal": out.illegal,
             "collision": out.collision,
         }

@@ -59,11 +59,12 @@ def test_a_policy_under_other_play_rules_warns_once_naming_them():
 
 
 def test_every_rule_option_is_classed_once_for_a_policy_under_other_rules():
-    """A new NertzConfig option must be put in one group: refused, warned of, or neither."""
-    from nertz_env.agents import _policy_file as pf
+    """A new NertzConfig option must be put in one group: refused, warned of, or neither (a policy
+    file's rules; an opponent object at the env doors is refused under other INPUT or PLAY rules)."""
     from nertz_env.config import option_names
+    from nertz_env.options import INPUT_RULES, OTHER_RULES, PLAY_RULES
 
-    groups = pf.INPUT_RULES + pf.PLAY_RULES + pf.OTHER_RULES
+    groups = INPUT_RULES + PLAY_RULES + OTHER_RULES
     assert sorted(groups) == sorted(option_names()) and len(set(groups)) == len(groups)
 
 

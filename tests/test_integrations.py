@@ -82,7 +82,7 @@ def torch_equal(a, b) -> bool:
 
 
 def test_torchrl_native_env_plays_the_vector_env_game():
-    """The same seed and actions give the vector env's observations, rewards and ends."""
+    """The same seed and actions give the vector env's observations, states, rewards and ends."""
     pytest.importorskip("torchrl", reason="needs torchrl: pip install 'nertz-env[torchrl]'")
     import torch
 
@@ -105,6 +105,9 @@ def test_torchrl_native_env_plays_the_vector_env_game():
         assert np.array_equal(td_next["next", "done"].squeeze(-1).numpy(), ended)
         final = td_next["next", "agents", "observation"].numpy()[ended]
         assert np.array_equal(final, infos["final_observation"][ended])
+        # the cut-off hand's last table (a critic bootstraps a truncation from it), not zeros
+        final_state = td_next["next", "state"].numpy()[ended]
+        assert np.array_equal(final_state, infos["final_state"][ended]) and (final_state != 0).any(axis=1).all()
     with pytest.raises(RuntimeError, match="resets all games together"):
         env.reset(td.set("_reset", torch.tensor([[True], [False], [False], [False]])))
 

@@ -301,3 +301,26 @@ def test_a_kind_found_in_the_cache_is_not_probed_again(monkeypatch):
     assert interim.background("a kind", print, lambda: asked.append(1) or True) is None
     assert interim.background("a kind", print, lambda: pytest.fail("probed again")) is None
     assert asked == [1]
+
+
+def test_greedy_in_plain_python_chooses_as_compiled_where_builds_on_nertz_piles_are_legal():
+    """R4.8 builds onto an opponent's Nertz pile: greedy's plain-Python kernel (a first start's)
+    scores them with an int8 count, which under NumPy 2's promotion overflowed (OverflowError)
+    where the compiled kernel widens it; both must choose alike on every row."""
+    from nertz_env import agents
+    from nertz_env.agents.base import KERNEL_MODULES
+
+    config = NertzConfig(num_players=2, nertz_builds=True)
+    env = NertzVectorEnv(16, seed=3, config=config)
+    obs, masks = env.reset()
+    compiled = agents.make("greedy", config=config)
+    plain = agents.make("greedy", config=config)
+    plain._kernel_modules = dict(zip(KERNEL_MODULES, engine.python_modules(KERNEL_MODULES)))
+    catalogue, builds = env.catalogue, 0
+    to_nertz = np.array([">nertz@" in name for name in catalogue.names])
+    for _ in range(150):
+        rows_obs, rows_masks = obs.reshape(-1, env.obs_dim), masks.reshape(-1, env.num_actions)
+        builds += int((rows_masks[:, to_nertz] != 0).any(axis=1).sum())
+        assert plain.act_batch(rows_obs, rows_masks).tolist() == compiled.act_batch(rows_obs, rows_masks).tolist()
+        obs, masks, *_ = env.step(env.sample_actions())
+    assert builds > 0  # rows where a build on a Nertz pile was legal were decided

@@ -132,3 +132,41 @@ def test_sb3s_num_envs_is_refused_naming_num_games():
     games are ``num_games`` (before: NertzVectorEnv's 'got multiple values for argument')."""
     with pytest.raises(ValueError, match=r"invalid num_envs=2: NertzSB3VecEnv takes num_games, the games played"):
         NertzSB3VecEnv(num_envs=2, num_players=2)
+
+
+def test_get_attr_reads_the_table_and_set_attr_changes_only_the_penalty_on_every_env():
+    """SB3's ``get_attr``/``set_attr`` reach the sub-envs' attributes: the table's ``config`` is read
+    through; ``illegal_action_penalty`` changes the reward of an illegal move (R4.7); anything else,
+    or some sub-envs alone, is refused by name (it used to be written onto the VecEnv unnoticed)."""
+    env = NertzSB3VecEnv(num_games=2, num_players=2, seed=0)
+    assert env.get_attr("config") == [env.vector.config] * 4 and env.has_attr("illegal_action_penalty")
+    env.set_attr("illegal_action_penalty", 7.0)
+    assert env.get_attr("illegal_action_penalty", indices=[1]) == [7.0]
+    env.reset()
+    illegal = int(np.flatnonzero(env.action_masks()[0] == 0)[0])
+    env.step_async(np.array([illegal, 0, 0, 0]))
+    _, rewards, _, _ = env.step_wait()
+    assert rewards[0] == -7.0 and env.vector.infos["illegal"][0, 0]
+    with pytest.raises(AttributeError, match="cannot set 'num_envs': only 'illegal_action_penalty'"):
+        env.set_attr("num_envs", 99)
+    with pytest.raises(ValueError, match=r"every sub-env together .* got \[0\]"):
+        env.set_attr("illegal_action_penalty", 1.0, indices=[0])
+    with pytest.raises(ValueError, match="illegal_action_penalty"):
+        env.set_attr("illegal_action_penalty", float("nan"))
+    assert env.num_envs == 4 and env.vector.illegal_action_penalty == 7.0
+    with pytest.raises(AttributeError):
+        env.get_attr("_no_such_attribute")
+
+
+def test_actions_are_one_per_sub_env_and_observations_int8_by_name():
+    """``step_async`` takes ``(num_envs,)`` or ``(num_envs, 1)`` (it used to reshape any array of the
+    right size, ``(2, 2)`` too); ``observation_dtype`` is refused unless ``'int8'``, by name."""
+    env = NertzSB3VecEnv(num_games=2, num_players=2, seed=0)
+    env.reset()
+    with pytest.raises(ValueError, match=r"shaped \(4,\) or \(4, 1\), got shape \(2, 2\)"):
+        env.step_async(np.zeros((2, 2), np.int64))
+    env.step_async(np.zeros((4, 1), np.int64))
+    assert env.step_wait()[0].shape == (4, env.vector.obs_dim)
+    with pytest.raises(ValueError, match="invalid observation_dtype='float32': NertzSB3VecEnv gives int8"):
+        NertzSB3VecEnv(num_games=2, num_players=2, observation_dtype="float32")
+    assert NertzSB3VecEnv(num_games=2, num_players=2, observation_dtype="int8").observation_space.dtype == np.int8

@@ -87,6 +87,7 @@ def check_same_play(rules: dict, seed: int, ticks: int, num_envs: int) -> int:
                 assert episode["length"][i] == g.tick
                 assert np.flatnonzero(episode["callers"][i]).tolist() == g.callers()
                 assert (infos["final_observation"][i] == g.obs).all()
+                assert (infos["final_state"][i] == g.state_vector()).all()  # the ended table, not the new deal
                 g.reset()  # the next hand from the game's own stream, as the batch does
             else:
                 assert not terminated[i].any() and not truncated[i].any()

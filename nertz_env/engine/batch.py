@@ -66,6 +66,7 @@ class Buffers(NamedTuple):
     prev_score: np.ndarray  # int32 [B, P]: scratch, the scores before the tick
     done: np.ndarray  # bool [B]: the hand ended this tick (the final_* rows below are valid)
     final_obs: np.ndarray  # int8 [B, P, D]: the last observation of the hand that ended
+    final_state: np.ndarray  # int8 [B, S]: its whole table (``state_vector``); S = 0 keeps none
     final_score: np.ndarray  # int32 [B, P]: its R7 scores
     final_length: np.ndarray  # int32 [B]: its ticks
     final_reason: np.ndarray  # int8 [B]: its end reason (index into engine.END_REASONS)
@@ -82,7 +83,11 @@ class Buffers(NamedTuple):
     hand_totals: np.ndarray  # int32 [B, P]: the match totals after it
 
 
-def new_buffers(batch: int, num_players: int, obs_dim: int, num_actions: int, num_teams: int = 0) -> Buffers:
+def new_buffers(
+    batch: int, num_players: int, obs_dim: int, num_actions: int, num_teams: int = 0, state_size: int = 0
+) -> Buffers:
+    """Zeroed buffers for ``batch`` games; ``state_size`` (``layout.state_size``, or 0 for none)
+    sizes ``final_state``, the whole table of each hand that ended."""
     b, p = batch, num_players
     return Buffers(
         obs=np.zeros((b, p, obs_dim), np.int8),
@@ -95,6 +100,7 @@ def new_buffers(batch: int, num_players: int, obs_dim: int, num_actions: int, nu
         prev_score=np.zeros((b, p), np.int32),
         done=np.zeros(b, np.bool_),
         final_obs=np.zeros((b, p, obs_dim), np.int8),
+        final_state=np.zeros((b, state_size), np.int8),
         final_score=np.zeros((b, p), np.int32),
         final_length=np.zeros(b, np.int32),
         final_reason=np.zeros(b, np.int8),
@@ -133,6 +139,8 @@ def _settle(s, b, cfg, penalty, out):
     _end_flags(s, b, cfg, match, out)
     if over:
         observe_game(s, b, cfg, raw(out.final_obs)[b])
+        if out.final_state.shape[1] > 0:
+            state_vector(s, b, cfg, raw(out.final_state)[b])
         _record_episode(s, b, cfg, match, out)
         if match:
             start_match(s, b, cfg)

@@ -23,7 +23,8 @@ Batch size ``[num_envs]``; the group holds every seat, ``P = num_players``:
 
 ## Episode ends and resets
 The engine deals a game whose hand ended again in the same tick. In ``next`` such a game shows
-the last observation of the ended hand (a WAIT-only mask and a zero ``state``); the reset that
+the last observation of the ended hand (a WAIT-only mask) and its last ``state``, so a critic
+can bootstrap a hand cut off at ``max_cycles`` (truncated, not terminated); the reset that
 TorchRL's collectors and ``rollout`` then ask for (``"_reset"`` on the ended games) returns the
 new deal without stepping anything. A full ``reset()`` deals every game from the seed of
 ``set_seed`` (or the constructor's ``seed``); resetting a game whose hand did not just end, alone,
@@ -211,8 +212,9 @@ class NertzTorchRLEnv(EnvBase):
         data: dict[str, Any] = {GROUP: TensorDict({"observation": obs, "action_mask": masks}, batch_size=obs.shape[:2])}
         if self.include_state:
             state = torch.from_numpy(self.vector.states(self._states)).to(self._dtype, copy=True)
-            if ended_rows is not None and len(ended_rows):
-                state[torch.from_numpy(ended_rows)] = 0
+            if ended_rows is not None and len(ended_rows):  # the ended hands' last tables, not the new deals
+                final = self.vector.infos["final_state"][ended_rows]
+                state[torch.from_numpy(ended_rows)] = torch.from_numpy(final).to(self._dtype)
             data["state"] = state
         return TensorDict(data, batch_size=self.batch_size)
 
