@@ -24,6 +24,7 @@ from nertz_env.config import NertzConfig
 from nertz_env.engine import AIR_ACTION, AIR_CARD, AIR_TICKS
 from nertz_env.illegal import why_illegal
 from nertz_env.layout import ObservationLayout
+from nertz_env.options import illegal_action_penalty as check_penalty
 
 _PENALTY = 7  # the argument of engine.play_game_tick that holds the illegal-action penalty
 
@@ -32,9 +33,14 @@ class Game:
     """A single Nertz hand, or with ``episode="match"`` a whole match (R8): ``reset`` deals,
     ``step`` plays one tick (R3). In a match a hand that ends is added to the totals and the next
     hand is dealt in the same ``step`` from the game's own stream; ``hand_over`` and
-    ``last_hand()`` tell what ended, and ``ended`` is then the end of the match."""
+    ``last_hand()`` tell what ended, and ``ended`` is then the end of the match.
+    ``illegal_action_penalty`` is checked as the envs check it (a number from -1000 to 1000)."""
 
     def __init__(self, config: NertzConfig, illegal_action_penalty: float = 0.0):
+        if not isinstance(config, NertzConfig):
+            raise TypeError(f"Game takes a NertzConfig, such as NertzConfig(num_players=2), not a "
+                            f"{type(config).__name__} (a dict of options: NertzConfig(**options))")  # fmt: skip
+        penalty = check_penalty(illegal_action_penalty)
         self.config = config
         self.catalogue = ActionCatalogue(config)
         self.layout = ObservationLayout(config)
@@ -48,7 +54,7 @@ class Game:
         self._speed = config.speed_weights
         self._plan = engine.mask_plan(self.catalogue.table)
         self._actions = np.zeros(p, np.int64)
-        self._tick = self._bind_tick(float(illegal_action_penalty))  # and self._engine
+        self._tick = self._bind_tick(penalty)  # and self._engine
         self.seeded = False
         self.dealt = False  # a hand is on the table (reset or set_state)
         self._checked: OrderedDict[bytes, None] = OrderedDict()  # digests of tables known to be valid
@@ -149,7 +155,7 @@ class Game:
 
     @illegal_action_penalty.setter
     def illegal_action_penalty(self, value: float) -> None:
-        self._tick.set(_PENALTY, float(value))
+        self._tick.set(_PENALTY, check_penalty(value))  # a number from -1000 to 1000, as the envs take
 
     def legal_actions(self, player: int) -> np.ndarray:
         return np.flatnonzero(self.masks[player])

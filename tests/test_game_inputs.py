@@ -1,0 +1,56 @@
+"""``Game``'s own arguments are checked as the envs check theirs: its config and the illegal-action
+penalty (at construction and through its setter). Each case here was read as something else
+before: a NaN or infinite penalty became the reward, ``"1"`` became 1.0, and a dict failed with an
+AttributeError."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nertz_env import NertzConfig
+from nertz_env.game import Game
+
+CONFIG = NertzConfig(num_players=2)
+PENALTY = r"invalid illegal_action_penalty=.*: accepted a number from -1000 to 1000"
+
+
+def dealt(**options) -> Game:
+    game = Game(CONFIG, **options)
+    game.reset(seed=0)
+    return game
+
+
+def illegal_tick(game: Game) -> np.ndarray:
+    """A tick in which seat 0 plays an illegal action (played as WAIT) and seat 1 waits; the rewards."""
+    illegal = int(np.flatnonzero(game.masks[0] == 0)[0])
+    game.step(np.array([illegal, 0]))
+    assert game.state.illegal[0].tolist() == [True, False]
+    return game.rewards.copy()
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf"), "1", True, None, 1000.5, [1.0]])
+def test_a_penalty_that_is_not_a_number_in_range_is_refused(value):
+    with pytest.raises(ValueError, match=PENALTY):
+        Game(CONFIG, illegal_action_penalty=value)
+    game = dealt(illegal_action_penalty=2.5)
+    with pytest.raises(ValueError, match=PENALTY):
+        game.illegal_action_penalty = value
+    assert game.illegal_action_penalty == 2.5  # the refused value left the penalty as it was
+    assert illegal_tick(game).tolist() == [-2.5, 0.0]
+
+
+@pytest.mark.parametrize("value", [0, 3, -1000, 1000, 0.25, np.float32(1.5), np.int64(7)])
+def test_a_penalty_in_range_is_subtracted_from_the_illegal_seat(value):
+    """An illegal action is played as WAIT and costs the penalty (the dense reward is otherwise 0)."""
+    assert illegal_tick(dealt(illegal_action_penalty=value)).tolist() == [-float(value), 0.0]
+    game = dealt()
+    game.illegal_action_penalty = value
+    assert game.illegal_action_penalty == float(value)
+    assert illegal_tick(game).tolist() == [-float(value), 0.0]
+
+
+@pytest.mark.parametrize("config", [{"num_players": 2}, None, 2, "standard"])
+def test_game_takes_a_nertz_config(config):
+    with pytest.raises(TypeError, match=r"Game takes a NertzConfig, such as NertzConfig\(num_players=2\), not a "):
+        Game(config)
