@@ -49,6 +49,16 @@ def check_int_actions(values: np.ndarray, n: int, what: str) -> None:
                          f"actions are 0..{n - 1}")
 
 
+def check_seat(player: Any, players: int) -> int:
+    """``player`` as a seat ``0 .. players - 1`` (a plain or numpy integer, not a bool): a negative
+    seat would count from the last one instead of being refused."""
+    if not is_int(player):
+        raise TypeError(f"player must be a seat, an integer 0..{players - 1}, got {player!r}")
+    if not 0 <= player < players:
+        raise ValueError(f"player {player!r} is not a seat of this {players}-player game; seats are 0..{players - 1}")
+    return int(player)
+
+
 def check_agent(agent: Any, known: Mapping[str, int]) -> str:
     """``agent`` itself if it is one of ``known`` (a parallel env's agents), else a ``KeyError``."""
     if agent not in known:

@@ -19,7 +19,14 @@ import numpy as np
 from nertz_env import engine, interim
 from nertz_env.actions import ActionCatalogue
 from nertz_env.cards import card_name, parse_deck
-from nertz_env.checks import check_int_actions, check_seed, check_table, check_table_shapes
+from nertz_env.checks import (
+    check_int_actions,
+    check_one_action,
+    check_seat,
+    check_seed,
+    check_table,
+    check_table_shapes,
+)
 from nertz_env.config import NertzConfig
 from nertz_env.engine import AIR_ACTION, AIR_CARD, AIR_TICKS
 from nertz_env.illegal import why_illegal
@@ -158,11 +165,14 @@ class Game:
         self._tick.set(_PENALTY, check_penalty(value))  # a number from -1000 to 1000, as the envs take
 
     def legal_actions(self, player: int) -> np.ndarray:
-        return np.flatnonzero(self.masks[player])
+        """The legal actions of seat ``player`` (an integer ``0 .. num_players - 1``) now (R4)."""
+        return np.flatnonzero(self.masks[check_seat(player, self.config.num_players)])
 
     def why_illegal(self, player: int, action: int) -> str:
-        """A short reason an action is illegal now, for error messages (``nertz_env.illegal``)."""
-        return why_illegal(self, player, action)
+        """A short reason an action is illegal now, for error messages (``nertz_env.illegal``);
+        ``player`` is a seat and ``action`` a catalogue index, each refused out of range."""
+        player = check_seat(player, self.config.num_players)
+        return why_illegal(self, player, check_one_action(action, f"seat {player}", len(self.catalogue)))
 
     # -- inspection ------------------------------------------------------------------------
     @property
