@@ -269,8 +269,9 @@ def check_table(state: Any, config: NertzConfig, table: np.ndarray, like: engine
     """A table from ``Game.get_state()`` that a game of ``config`` can play on: its arrays' types
     and shapes, every length and counter in range and its end agreeing with R5, every card of every
     deck in exactly one pile (R1), work piles as runs (R4.3), foundations built by suit from the ace
-    (R4.2), the R7 scores they give, and the moves in the air (R3 ``move_ticks``) and the match (R8)
-    in range (``check_table_rules``). ``table`` is the action catalogue, ``like`` a table of the same config."""
+    (R4.2), the R7 scores they give, and the moves in the air (R3 ``move_ticks``), the known stocks
+    (R9) and the match (R8) in range (``check_table_rules``). ``table`` is the action catalogue,
+    ``like`` a table of the same config."""
     check_table_shapes(state, config, like)
     check_flags(state)
     _check_ranges(state, config)
