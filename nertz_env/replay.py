@@ -19,8 +19,10 @@ from nertz_env.replay_html import frame_view, page
 
 @dataclass
 class Recording:
-    """One hand: the config, each player's deck (R10), the game's random stream at the deal
-    (for R6 races) and, per tick, each player's action name."""
+    """One hand: the config (every ``NertzConfig`` option, as ``to_dict`` gives them; a recording
+    of an older release may leave out the options it did not have, ``OLDER_FORMATS``), each
+    player's deck (R10), the game's random stream at the deal (for R6 races) and, per tick, each
+    player's action name."""
 
     config: dict[str, Any]
     decks: list[list[str]]
@@ -67,13 +69,25 @@ class Recording:
         return cls(**fields)
 
 
+# The options a recording of an older release leaves out, because that release had none of them;
+# it played them at today's defaults. 0.1.0 (to_json of the same fields) had all but these three.
+OLDER_FORMATS = {"0.1.0": ("block_moves", "aces_to_work", "match_end")}
+
+
 def _check_config_keys(config: dict[str, Any]) -> None:
-    """The recording's config names only ``NertzConfig`` options (``to_dict``'s keys)."""
+    """The recording's config names every ``NertzConfig`` option (``to_dict``'s keys) and nothing
+    else, or exactly the options of an older release (``OLDER_FORMATS``): an option left out would
+    replay at its default, another hand than the one recorded."""
     known = set(option_names())
     unknown = sorted(repr(k) for k in config if k not in known)
     if unknown:
         raise ValueError(f"recording config has unknown option(s) {', '.join(unknown)}; "
                          f"accepted: {', '.join(sorted(known))}")  # fmt: skip
+    missing = [k for k in option_names() if k not in config]
+    if missing and not any(set(missing) == set(left_out) for left_out in OLDER_FORMATS.values()):
+        older = "; ".join(f"a recording of {v} leaves out exactly {', '.join(k)}" for v, k in OLDER_FORMATS.items())
+        raise ValueError(f"recording config lacks option(s) {', '.join(missing)}: a recording names every NertzConfig "
+                         f"option (NertzConfig.to_dict()'s keys), or {older}")  # fmt: skip
 
 
 def _strings_by_row(rows: Any) -> bool:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from conftest import needs_pillow
 
-from nertz_env import nertz_v0
+from nertz_env import NertzConfig, nertz_v0
 from nertz_env.render import render_rgb
 from nertz_env.replay import Recording, replay, save_replay
 
@@ -243,3 +243,30 @@ def test_a_recording_with_ticks_after_the_end_is_refused():
     fields["actions"] += [["call", "call"]] * 3000
     with pytest.raises(ValueError, match=r"3000 tick\(s\) recorded after the hand ended at tick 20 \(action row 20\)"):
         replay(Recording.from_json(json.dumps(fields)))
+
+
+@pytest.mark.parametrize("missing", [["nertz_penalty"], ["num_players"], ["speed", "reward"], ["match_end"],
+                                     ["block_moves", "aces_to_work"], list(NertzConfig().to_dict())])  # fmt: skip
+def test_a_recording_config_without_an_option_is_refused(missing):
+    """An option left out replayed at its default: a hand recorded with nertz_penalty=1 replayed
+    with the default 2, other scores (R7) and no error."""
+    env = nertz_v0.parallel_env(num_players=2, record=True, nertz_penalty=1)
+    play(env, 1, 40)
+    fields = json.loads(env.unwrapped.recording.to_json())
+    for key in missing:
+        del fields["config"][key]
+    with pytest.raises(ValueError, match=rf"recording config lacks option\(s\) {', '.join(missing)}: a recording "
+                                         r"names every NertzConfig option .* a recording of 0\.1\.0 leaves out "
+                                         r"exactly block_moves, aces_to_work, match_end"):  # fmt: skip
+        Recording.from_json(json.dumps(fields))
+
+
+def test_a_recording_of_0_1_0_replays_at_the_defaults_of_the_options_it_did_not_have():
+    """0.1.0 had no block_moves, aces_to_work or match_end: its recordings leave out exactly these
+    three, and its games played what their defaults play."""
+    env = nertz_v0.parallel_env(num_players=3, record=True, nertz_penalty=1)
+    play(env, 2, 60)
+    fields = json.loads(env.unwrapped.recording.to_json())
+    for key in ("block_moves", "aces_to_work", "match_end"):
+        del fields["config"][key]
+    assert replay(Recording.from_json(json.dumps(fields)))[-1]["snapshot"] == env.snapshot()
