@@ -349,13 +349,13 @@ class Game:
         """A cheap copy of the whole table, random stream included."""
         state = engine.copy_state(self.state)
         if self.dealt:
-            self._remember(_digest(state))
+            self._remember(table_digest(state))
         return state
 
     def check_state(self, state: engine.State) -> None:
         """Raise unless ``set_state`` may restore ``state`` (``nertz_env.checks.check_table``)."""
         check_table_shapes(state, self.config, self.state)
-        digest = _digest(state)
+        digest = table_digest(state)
         if digest not in self._checked:  # a table this game handed out, unchanged, needs no second look
             check_table(state, self.config, self.catalogue.table, self.state)
             self._remember(digest)
@@ -395,7 +395,8 @@ def _first_tick(config: NertzConfig) -> None:
     game.step(np.zeros(config.num_players, np.int64))
 
 
-def _digest(state: engine.State) -> bytes:
+def table_digest(state: engine.State) -> bytes:
+    """A 16-byte digest of every array of a table (``get_state``): equal tables, equal digests."""
     h = hashlib.blake2b(digest_size=16)
     for a in state:
         h.update(a.tobytes())
