@@ -49,6 +49,16 @@ def check_int_actions(values: np.ndarray, n: int, what: str) -> None:
                          f"actions are 0..{n - 1}")
 
 
+def check_seat(player: Any, players: int) -> int:
+    """``player`` as a seat ``0 .. players - 1`` (a plain or numpy integer, not a bool): a negative
+    seat would count from the last one instead of being refused."""
+    if not is_int(player):
+        raise TypeError(f"player must be a seat, an integer 0..{players - 1}, got {player!r}")
+    if not 0 <= player < players:
+        raise ValueError(f"player {player!r} is not a seat of this {players}-player game; seats are 0..{players - 1}")
+    return int(player)
+
+
 def check_agent(agent: Any, known: Mapping[str, int]) -> str:
     """``agent`` itself if it is one of ``known`` (a parallel env's agents), else a ``KeyError``."""
     if agent not in known:
@@ -259,8 +269,9 @@ def check_table(state: Any, config: NertzConfig, table: np.ndarray, like: engine
     """A table from ``Game.get_state()`` that a game of ``config`` can play on: its arrays' types
     and shapes, every length and counter in range and its end agreeing with R5, every card of every
     deck in exactly one pile (R1), work piles as runs (R4.3), foundations built by suit from the ace
-    (R4.2), the R7 scores they give, and the moves in the air (R3 ``move_ticks``) and the match (R8)
-    in range (``check_table_rules``). ``table`` is the action catalogue, ``like`` a table of the same config."""
+    (R4.2), the R7 scores they give, and the moves in the air (R3 ``move_ticks``), the known stocks
+    (R9) and the match (R8) in range (``check_table_rules``). ``table`` is the action catalogue,
+    ``like`` a table of the same config."""
     check_table_shapes(state, config, like)
     check_flags(state)
     _check_ranges(state, config)

@@ -19,11 +19,19 @@ import numpy as np
 from nertz_env import engine, interim
 from nertz_env.actions import ActionCatalogue
 from nertz_env.cards import card_name, parse_deck
-from nertz_env.checks import check_int_actions, check_seed, check_table, check_table_shapes
+from nertz_env.checks import (
+    check_int_actions,
+    check_one_action,
+    check_seat,
+    check_seed,
+    check_table,
+    check_table_shapes,
+)
 from nertz_env.config import NertzConfig
 from nertz_env.engine import AIR_ACTION, AIR_CARD, AIR_TICKS
 from nertz_env.illegal import why_illegal
 from nertz_env.layout import ObservationLayout
+from nertz_env.options import illegal_action_penalty as check_penalty
 
 _PENALTY = 7  # the argument of engine.play_game_tick that holds the illegal-action penalty
 
@@ -32,9 +40,14 @@ class Game:
     """A single Nertz hand, or with ``episode="match"`` a whole match (R8): ``reset`` deals,
     ``step`` plays one tick (R3). In a match a hand that ends is added to the totals and the next
     hand is dealt in the same ``step`` from the game's own stream; ``hand_over`` and
-    ``last_hand()`` tell what ended, and ``ended`` is then the end of the match."""
+    ``last_hand()`` tell what ended, and ``ended`` is then the end of the match.
+    ``illegal_action_penalty`` is checked as the envs check it (a number from -1000 to 1000)."""
 
     def __init__(self, config: NertzConfig, illegal_action_penalty: float = 0.0):
+        if not isinstance(config, NertzConfig):
+            raise TypeError(f"Game takes a NertzConfig, such as NertzConfig(num_players=2), not a "
+                            f"{type(config).__name__} (a dict of options: NertzConfig(**options))")  # fmt: skip
+        penalty = check_penalty(illegal_action_penalty)
         self.config = config
         self.catalogue = ActionCatalogue(config)
         self.layout = ObservationLayout(config)
@@ -48,7 +61,7 @@ class Game:
         self._speed = config.speed_weights
         self._plan = engine.mask_plan(self.catalogue.table)
         self._actions = np.zeros(p, np.int64)
-        self._tick = self._bind_tick(float(illegal_action_penalty))  # and self._engine
+        self._tick = self._bind_tick(penalty)  # and self._engine
         self.seeded = False
         self.dealt = False  # a hand is on the table (reset or set_state)
         self._checked: OrderedDict[bytes, None] = OrderedDict()  # digests of tables known to be valid
@@ -149,14 +162,17 @@ class Game:
 
     @illegal_action_penalty.setter
     def illegal_action_penalty(self, value: float) -> None:
-        self._tick.set(_PENALTY, float(value))
+        self._tick.set(_PENALTY, check_penalty(value))  # a number from -1000 to 1000, as the envs take
 
     def legal_actions(self, player: int) -> np.ndarray:
-        return np.flatnonzero(self.masks[player])
+        """The legal actions of seat ``player`` (an integer ``0 .. num_players - 1``) now (R4)."""
+        return np.flatnonzero(self.masks[check_seat(player, self.config.num_players)])
 
     def why_illegal(self, player: int, action: int) -> str:
-        """A short reason an action is illegal now, for error messages (``nertz_env.illegal``)."""
-        return why_illegal(self, player, action)
+        """A short reason an action is illegal now, for error messages (``nertz_env.illegal``);
+        ``player`` is a seat and ``action`` a catalogue index, each refused out of range."""
+        player = check_seat(player, self.config.num_players)
+        return why_illegal(self, player, check_one_action(action, f"seat {player}", len(self.catalogue)))
 
     # -- inspection ------------------------------------------------------------------------
     @property
@@ -333,13 +349,13 @@ class Game:
         """A cheap copy of the whole table, random stream included."""
         state = engine.copy_state(self.state)
         if self.dealt:
-            self._remember(_digest(state))
+            self._remember(table_digest(state))
         return state
 
     def check_state(self, state: engine.State) -> None:
         """Raise unless ``set_state`` may restore ``state`` (``nertz_env.checks.check_table``)."""
         check_table_shapes(state, self.config, self.state)
-        digest = _digest(state)
+        digest = table_digest(state)
         if digest not in self._checked:  # a table this game handed out, unchanged, needs no second look
             check_table(state, self.config, self.catalogue.table, self.state)
             self._remember(digest)
@@ -379,7 +395,8 @@ def _first_tick(config: NertzConfig) -> None:
     game.step(np.zeros(config.num_players, np.int64))
 
 
-def _digest(state: engine.State) -> bytes:
+def table_digest(state: engine.State) -> bytes:
+    """A 16-byte digest of every array of a table (``get_state``): equal tables, equal digests."""
     h = hashlib.blake2b(digest_size=16)
     for a in state:
         h.update(a.tobytes())

@@ -97,7 +97,8 @@ ended episode by name, `env.unwrapped.last_hand()` a match's last hand.
 `num_players`, every rule option of `nertz_env.NertzConfig` (or `config=NertzConfig(...)`),
 `preset` (a rule set the other options override), `render_mode` (`"ansi"`, `"human"` or
 `"rgb_array"`), `record` (keep a `Recording` of each hand in `env.unwrapped.recording`, for
-`nertz_env.replay.save_replay`), `strict` (raise on an illegal action instead of playing WAIT),
+`nertz_env.replay.save_replay`; `set_state` then restores only a table `get_state` saved in the
+recorded episode, and cuts the recording back to it), `strict` (raise on an illegal action instead of playing WAIT),
 `illegal_action_penalty`, `observation_dtype` (`"int8"`, or `"float32"` for the observation and
 `state()`), `info_action_mask` (True: also put each agent's mask in `infos[agent]["action_mask"]`;
 `"only"`: there only, as a list of 0/1, the observation being the bare vector, as AgileRL wants).
@@ -133,7 +134,7 @@ from nertz_env.game import Game, check_reset_options
 from nertz_env.infos import END_REASONS
 from nertz_env.options import ObservationDtype, RuleOptions
 from nertz_env.render import render_rgb, render_text
-from nertz_env.replay import Recording, start_recording
+from nertz_env.replay import Recording, mark, rewind, start_recording
 from nertz_env.simultaneous import NertzSimultaneousEnv
 from nertz_env.turn_based import NertzTurnBasedEnv
 
@@ -313,11 +314,12 @@ class NertzParallelEnv(ParallelEnv):
 
     def get_state(self) -> dict[str, Any]:
         """A cheap copy of the table and the env's bookkeeping, for ``set_state``."""
-        return {"table": self.game.get_state(), "agents": list(self.agents), "config": self.config}
+        return {"table": mark(self.recording, self.game.get_state()), "agents": [*self.agents], "config": self.config}
 
     def set_state(self, state: Mapping[str, Any]) -> None:
         """Restore ``get_state()`` of an env with the same config; anything else is refused, naming
-        what differs (the table is checked by ``nertz_env.checks.check_table``)."""
+        what differs (the table is checked by ``nertz_env.checks.check_table``). Under ``record``, only
+        a table this env saved in the recorded episode, whose ticks after it the recording drops (``replay.rewind``)."""
         if not isinstance(state, Mapping) or set(state) != {"table", "agents", "config"}:
             raise ValueError("set_state takes the dict get_state() returns: keys 'table', 'agents' and 'config'")
         if not isinstance(state["config"], NertzConfig):
@@ -334,6 +336,8 @@ class NertzParallelEnv(ParallelEnv):
         expected = [] if table.ended[0] else self.possible_agents
         if agents != expected:
             raise ValueError(f"set_state: agents must be {expected} for this table, got {state['agents']!r}")
+        if self.record:
+            rewind(self.recording, table)
         self.game.set_state(table)
         self.agents = agents
 

@@ -11,16 +11,19 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nertz_env import engine
 from nertz_env.config import NertzConfig, is_int, option_names
-from nertz_env.game import Game
+from nertz_env.game import Game, table_digest
 from nertz_env.render import move_text, render_rgb
 from nertz_env.replay_html import frame_view, page
 
 
 @dataclass
 class Recording:
-    """One hand: the config, each player's deck (R10), the game's random stream at the deal
-    (for R6 races) and, per tick, each player's action name."""
+    """One hand: the config (every ``NertzConfig`` option, as ``to_dict`` gives them; a recording
+    of an older release may leave out the options it did not have, ``OLDER_FORMATS``), each
+    player's deck (R10), the game's random stream at the deal (for R6 races) and, per tick, each
+    player's action name."""
 
     config: dict[str, Any]
     decks: list[list[str]]
@@ -46,6 +49,7 @@ class Recording:
             raise ValueError("recording actions must be a list of ticks, each a list of action names (R10)")
         if self.names is not None and not _strings_by_row([self.names]):
             raise ValueError(f"recording names must be None or a list of strings, got {self.names!r}")
+        self._marks: dict[bytes, int] = {}  # tables get_state saved, by digest: the ticks recorded then (mark)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -67,13 +71,25 @@ class Recording:
         return cls(**fields)
 
 
+# The options a recording of an older release leaves out, because that release had none of them;
+# it played them at today's defaults. 0.1.0 (to_json of the same fields) had all but these three.
+OLDER_FORMATS = {"0.1.0": ("block_moves", "aces_to_work", "match_end")}
+
+
 def _check_config_keys(config: dict[str, Any]) -> None:
-    """The recording's config names only ``NertzConfig`` options (``to_dict``'s keys)."""
+    """The recording's config names every ``NertzConfig`` option (``to_dict``'s keys) and nothing
+    else, or exactly the options of an older release (``OLDER_FORMATS``): an option left out would
+    replay at its default, another hand than the one recorded."""
     known = set(option_names())
     unknown = sorted(repr(k) for k in config if k not in known)
     if unknown:
         raise ValueError(f"recording config has unknown option(s) {', '.join(unknown)}; "
                          f"accepted: {', '.join(sorted(known))}")  # fmt: skip
+    missing = [k for k in option_names() if k not in config]
+    if missing and not any(set(missing) == set(left_out) for left_out in OLDER_FORMATS.values()):
+        older = "; ".join(f"a recording of {v} leaves out exactly {', '.join(k)}" for v, k in OLDER_FORMATS.items())
+        raise ValueError(f"recording config lacks option(s) {', '.join(missing)}: a recording names every NertzConfig "
+                         f"option (NertzConfig.to_dict()'s keys), or {older}")  # fmt: skip
 
 
 def _strings_by_row(rows: Any) -> bool:
@@ -90,9 +106,42 @@ def start_recording(game: Game) -> Recording:
     return Recording(config=cfg, decks=game.dealt_decks(), rng=int(game.state.rng[0]))
 
 
+def mark(recording: Recording | None, table: engine.State) -> engine.State:
+    """``table``, a ``get_state`` of the env that keeps ``recording``, remembered by the recording
+    (if any) as the table that its ticks recorded so far lead to, so that ``rewind`` may go back."""
+    if recording is not None:
+        _marks(recording)[table_digest(table)] = len(recording.actions)
+    return table
+
+
+def rewind(recording: Recording | None, table: engine.State) -> None:
+    """Cut ``recording`` back to the ticks that led to ``table``, which an env under ``record=True``
+    restores (``set_state``): a recording replays its episode from the deal (R10 decks and the
+    random stream), so it can go on only from a table of its own line of play, one that ``mark``
+    saw while the ticks that led to it were recorded and that are still recorded. Any other table
+    is refused (it would replay as another hand), naming what is accepted."""
+    ticks = None if recording is None else _marks(recording).get(table_digest(table))
+    if ticks is None or ticks > len(recording.actions):
+        why = ("nothing is recorded yet: reset() deals and starts the recording" if recording is None else
+               "a recording replays from its deal, so it cannot go on from another table")  # fmt: skip
+        raise ValueError(f"set_state under record=True restores only a table that this env's get_state() saved during "
+                         f"the recorded episode, at a tick still recorded ({why}); restore this table into an env "
+                         "made without record=True")  # fmt: skip
+    del recording.actions[ticks:]  # the ticks played after that table are no longer the episode's
+    recording._marks = {digest: k for digest, k in _marks(recording).items() if k <= ticks}
+
+
+def _marks(recording: Recording) -> dict[bytes, int]:
+    """``mark``'s tables of ``recording`` (one unpickled from a version without them has none)."""
+    return vars(recording).setdefault("_marks", {})
+
+
 def replay(recording: Recording) -> list[dict[str, Any]]:
     """Replay a recording exactly; one frame per tick (the deal first): the snapshot and the
-    race results of the tick that led to it."""
+    race results of the tick that led to it. A recording ends with the tick that ends its
+    episode, and ticks after that end are refused; a recording of an episode still in play (the
+    env's ``recording`` before the end) replays the ticks it holds, its last frame's snapshot
+    having ``ended`` False."""
     cfg = dict(recording.config)
     if cfg.get("speed") is not None:
         cfg["speed"] = tuple(cfg["speed"])

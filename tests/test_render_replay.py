@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from conftest import needs_pillow
 
-from nertz_env import nertz_v0
+from nertz_env import NertzConfig, nertz_v0
 from nertz_env.render import render_rgb
 from nertz_env.replay import Recording, replay, save_replay
 
@@ -243,3 +243,82 @@ def test_a_recording_with_ticks_after_the_end_is_refused():
     fields["actions"] += [["call", "call"]] * 3000
     with pytest.raises(ValueError, match=r"3000 tick\(s\) recorded after the hand ended at tick 20 \(action row 20\)"):
         replay(Recording.from_json(json.dumps(fields)))
+
+
+@pytest.mark.parametrize("missing", [["nertz_penalty"], ["num_players"], ["speed", "reward"], ["match_end"],
+                                     ["block_moves", "aces_to_work"], list(NertzConfig().to_dict())])  # fmt: skip
+def test_a_recording_config_without_an_option_is_refused(missing):
+    """An option left out replayed at its default: a hand recorded with nertz_penalty=1 replayed
+    with the default 2, other scores (R7) and no error."""
+    env = nertz_v0.parallel_env(num_players=2, record=True, nertz_penalty=1)
+    play(env, 1, 40)
+    fields = json.loads(env.unwrapped.recording.to_json())
+    for key in missing:
+        del fields["config"][key]
+    with pytest.raises(ValueError, match=rf"recording config lacks option\(s\) {', '.join(missing)}: a recording "
+                                         r"names every NertzConfig option .* a recording of 0\.1\.0 leaves out "
+                                         r"exactly block_moves, aces_to_work, match_end"):  # fmt: skip
+        Recording.from_json(json.dumps(fields))
+
+
+def test_a_recording_of_0_1_0_replays_at_the_defaults_of_the_options_it_did_not_have():
+    """0.1.0 had no block_moves, aces_to_work or match_end: its recordings leave out exactly these
+    three, and its games played what their defaults play."""
+    env = nertz_v0.parallel_env(num_players=3, record=True, nertz_penalty=1)
+    play(env, 2, 60)
+    fields = json.loads(env.unwrapped.recording.to_json())
+    for key in ("block_moves", "aces_to_work", "match_end"):
+        del fields["config"][key]
+    assert replay(Recording.from_json(json.dumps(fields)))[-1]["snapshot"] == env.snapshot()
+
+
+def step_randomly(env, rng, ticks):
+    for _ in range(ticks):
+        if not env.agents:
+            return
+        obs = {a: env.unwrapped.game.masks[i] for i, a in enumerate(env.agents)}
+        env.step({a: int(rng.choice(np.flatnonzero(m))) for a, m in obs.items()})
+
+
+@pytest.mark.parametrize("options", [{}, {"episode": "match", "max_cycles": 12, "hands": 3}])
+def test_set_state_under_record_cuts_the_recording_back_to_the_restored_table(options):
+    """A search that saves a table, plays on and restores it: the recording kept the ticks played
+    after the saved table, and its replay played another hand with no error."""
+    env = nertz_v0.parallel_env(num_players=2, record=True, **options)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    step_randomly(env, rng, 5)
+    saved = env.unwrapped.get_state()
+    step_randomly(env, rng, 10)  # across a hand's end in the match
+    later = env.unwrapped.get_state()
+    env.unwrapped.set_state(saved)
+    assert len(env.unwrapped.recording.actions) == 5
+    frames = replay(env.unwrapped.recording)  # an episode still in play replays the ticks it holds
+    assert len(frames) == 6 and frames[-1]["snapshot"] == env.snapshot() and not frames[-1]["snapshot"]["ended"]
+    with pytest.raises(ValueError, match="restores only a table that this env's get_state"):
+        env.unwrapped.set_state(later)  # its ticks were dropped: no longer the episode's
+    step_randomly(env, rng, 10_000)
+    assert not env.agents
+    rec = Recording.from_json(env.unwrapped.recording.to_json())
+    assert replay(rec)[-1]["snapshot"] == env.snapshot()
+
+
+def test_set_state_under_record_refuses_a_table_of_another_episode():
+    env, other = (nertz_v0.parallel_env(num_players=2, record=record) for record in (True, False))
+    other.reset(seed=0)
+    with pytest.raises(ValueError, match=r"\(nothing is recorded yet: reset\(\) deals and starts the recording\)"):
+        env.unwrapped.set_state(other.unwrapped.get_state())
+    env.reset(seed=0)
+    before = env.unwrapped.get_state()
+    env.unwrapped.set_state(other.unwrapped.get_state())  # the same table: the deal this env recorded
+    step_randomly(other, np.random.default_rng(0), 3)  # the same deal, played on by the other env only
+    message = (r"set_state under record=True restores only a table that this env's get_state\(\) saved during the "
+               r"recorded episode, at a tick still recorded \(a recording replays from its deal, so it cannot go on "
+               r"from another table\); restore this table into an env made without record=True")  # fmt: skip
+    with pytest.raises(ValueError, match=message):
+        env.unwrapped.set_state(other.unwrapped.get_state())
+    env.reset(seed=1)
+    with pytest.raises(ValueError, match=message):
+        env.unwrapped.set_state(before)  # of the hand recorded before this one
+    env.unwrapped.set_state(env.unwrapped.get_state())
+    assert env.unwrapped.recording.actions == []

@@ -147,3 +147,98 @@ def test_a_match_total_the_observation_cannot_hold_is_refused():
     state.match_seats[0, engine.MS_TOTAL, 2] = -12_800
     with pytest.raises(ValueError, match=r"player 2's match total is -12800; totals within \+-12799"):
         game.set_state(state)
+
+
+def drawn(ticks: int, **options) -> Game:
+    """A hand in which every seat turns its stock whenever it may (R4.1) and otherwise waits."""
+    game = dealt(stall_ticks=10**6, **options)  # no stall rotation (R5) turns a stock meanwhile
+    draw = game.catalogue.index("draw")
+    for _ in range(ticks):
+        if game.ended:
+            break
+        game.step([draw if game.masks[p, draw] else 0 for p in range(game.config.num_players)])
+    return game
+
+
+def test_a_stock_known_on_the_deal_is_refused():
+    """R9: the observation shows a player's own stock only once they have turned through it; marked
+    known on the deal, it showed the 35 cards of a stock never turned."""
+    game = dealt(num_players=2)
+    state = game.get_state()
+    state.stock_known[0, 1] = True
+    with pytest.raises(ValueError, match=r"player 1 knows their stock \(stock_known\) at tick 0; R9: a stock is known "
+                                         r"once turned through \(R4\.1\), at tick 13 at the earliest"):  # fmt: skip
+        Game(game.config).set_state(state)
+
+
+# The first tick a seat can know its stock: the deal leaves 35 cards (R2), turned 3 (or 1) per DRAW,
+# then a DRAW turns the waste over (R4.1); move_ticks["draw"] ticks per DRAW, and under turn_based
+# only on the seat's own turns (R3), seat 1 first acting at tick 1.
+FIRST_KNOWN = [
+    ({}, 0, 13), ({"stock_draw": 1}, 1, 36), ({"move_ticks": {"draw": 3}}, 0, 39),
+    ({"turn_based": True}, 1, 1 + 12 * 2 + 1),
+    ({"turn_based": True, "num_players": 3, "stock_draw": 1}, 2, 2 + 35 * 3 + 1),
+    ({"turn_based": True, "move_ticks": {"draw": 3}}, 0, 12 * 4 + 3),  # a DRAW every 4 ticks: the next own turn
+    ({"nertz_pile_size": 31, "work_piles": 6}, 0, 6),  # 15 cards in stock
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("options", "seat", "first"), FIRST_KNOWN)
+def test_a_stock_is_known_exactly_from_the_first_tick_play_can_turn_it(options, seat, first):
+    """The bound is the engine's own: a seat that draws whenever it may knows its stock at ``first``
+    (and the table restores), and one tick before, the table marked known is refused."""
+    options = {"num_players": 2, **options}
+    before = drawn(first - 1, **options)
+    assert not before.state.stock_known[0, seat]
+    state = before.get_state()
+    state.stock_known[0, seat] = True
+    with pytest.raises(ValueError, match=rf"player {seat} knows their stock \(stock_known\) at tick {first - 1}; .*"
+                                         rf"at tick {first} at the earliest for this seat"):  # fmt: skip
+        Game(before.config).set_state(state)
+    after = drawn(first, **options)
+    assert after.state.stock_known[0, seat]
+    Game(after.config).set_state(after.get_state())
+
+
+def test_a_draw_in_the_air_lands_at_the_end_of_the_hand():
+    """R5: the hand's end lands a DRAW still in the air, so an ended hand may know a stock two
+    ticks sooner under move_ticks={"draw": 3}: at tick 37, not 39."""
+    game = drawn(100, num_players=2, move_ticks={"draw": 3}, max_cycles=37)
+    assert game.end_reason == "max_cycles" and game.tick == 37 and game.state.stock_known[0].all()
+    Game(game.config).set_state(game.get_state())
+    shorter = drawn(100, num_players=2, move_ticks={"draw": 3}, max_cycles=36)
+    state = shorter.get_state()
+    assert shorter.ended and not state.stock_known[0].any()  # the turn-over was never made
+    state.stock_known[0, 0] = True
+    with pytest.raises(ValueError, match=r"at tick 36; .* at tick 37 at the earliest for this seat under this "
+                                         r"config \(an ended hand\)"):  # fmt: skip
+        Game(shorter.config).set_state(state)
+
+
+REACHED = [
+    {"stock_draw": draw, **timing} for draw in (1, 3) for timing in (
+        {}, {"turn_based": True}, {"move_ticks": {"draw": 2, "foundation": 3}}, {"turn_based": True, "move_ticks": 3},
+        {"nertz_pile_size": 20, "work_piles": 6, "max_cycles": 40}, {"episode": "match", "max_cycles": 50, "hands": 3},
+    )
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("options", REACHED, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
+def test_every_table_of_play_keeps_its_known_stocks(options):
+    """Play that mostly draws as soon as it may (else a random legal move), over many seeds: every
+    table reached, ended hands and later hands of a match included, passes the R9 check."""
+    known = 0
+    for seed in range(6):
+        config = NertzConfig(num_players=2 + seed % 3, **options)
+        game, twin, rng = dealt(**config.to_dict()), Game(config), np.random.default_rng(seed)
+        game.reset(seed=seed)
+        draw = game.catalogue.index("draw")
+        for _ in range(160):
+            if game.ended:
+                game.reset()
+            game.step([draw if game.masks[p, draw] and rng.random() < 0.9 else rng.choice(np.flatnonzero(game.masks[p]))
+                       for p in range(config.num_players)])  # fmt: skip
+            twin._checked.clear()  # the full check
+            twin.set_state(game.get_state())
+            known += int(game.state.stock_known[0].sum())
+    assert known > 0
