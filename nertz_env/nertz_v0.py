@@ -78,9 +78,8 @@ target), `"exceed"` (Nerds: a total must go above the target).
 The step in which a hand ends returns the next hand's first observation (dealt from the env's own
 seeded stream) with the finished hand in the infos (`hand_over`, `hand_score`, `total`, ...).
 The decided match terminates; a match still undecided after `max_hands` hands is truncated.
-`max_cycles` still bounds each hand (such a hand just ends, and the match goes on: it counts the
-ticks of a hand, not of the episode), and `end_reason` in the infos is the last hand's, also when
-the match ends; `terminated` (decided) and `truncated` (capped) tell the match's two ends apart.
+`max_cycles` bounds each hand's ticks (such a hand just ends; the match goes on); `end_reason` is
+the last hand's, and `terminated` (decided) or `truncated` (capped) tells how the match ended.
 The observation gains the `match.*` section (exact totals), and with partners a `partner` section.
 
 Presets: `parallel_env(preset="snerts", **overrides)` starts from a named rule set of
@@ -98,7 +97,7 @@ ended episode by name, `env.unwrapped.last_hand()` a match's last hand.
 `preset` (a rule set the other options override), `render_mode` (`"ansi"`, `"human"` or
 `"rgb_array"`), `record` (keep a `Recording` of each hand in `env.unwrapped.recording`, for
 `nertz_env.replay.save_replay`; `set_state` then restores only a table `get_state` saved in the
-recorded episode, and cuts the recording back to it), `strict` (raise on an illegal action instead of playing WAIT),
+recorded episode, cutting the recording back to it), `strict` (raise on an illegal action, not WAIT),
 `illegal_action_penalty`, `observation_dtype` (`"int8"`, or `"float32"` for the observation and
 `state()`), `info_action_mask` (True: also put each agent's mask in `infos[agent]["action_mask"]`;
 `"only"`: there only, as a list of 0/1, the observation being the bare vector, as AgileRL wants).
