@@ -99,7 +99,7 @@ def replay(recording: Recording) -> list[dict[str, Any]]:
     game = Game(NertzConfig(**cfg))
     game.reset(decks=recording.decks)
     game.state.rng[0] = recording.rng
-    frames = [{"snapshot": game.snapshot(), "events": None, "actions": None}]
+    frames: list[dict[str, Any]] = [{"snapshot": game.snapshot(), "events": None, "actions": None}]
     for k, names in enumerate(recording.actions):
         if game.ended:  # R5 (R8 for a match): nothing is played after the end
             what = "match" if game.is_match else "hand"
@@ -142,7 +142,8 @@ def _check_replay_args(fps: Any, every: Any, names: Any, n: int) -> list[str]:
     """``save_replay``'s arguments, before anything is replayed; returns the seat labels."""
     if not is_int(every) or every < 1:
         raise ValueError(f"invalid every={every!r}: accepted an integer >= 1 (not a bool)")
-    if not isinstance(fps, numbers.Real) or isinstance(fps, bool) or not 0.01 <= fps <= 100:
+    # typeshed gives numbers.Real no reflected comparisons (0.01 <= fps): mypy's operator error is ignored
+    if not isinstance(fps, numbers.Real) or isinstance(fps, bool) or not 0.01 <= fps <= 100:  # type: ignore[operator]
         raise ValueError(f"invalid fps={fps!r}: accepted a number from 0.01 to 100 (a GIF holds each frame for a "
                          "whole number of hundredths of a second, up to 655 s)")  # fmt: skip
     if names is None:
