@@ -127,6 +127,8 @@ def _transposed(weight):
 class MoveScorer(nn.Module):
     """The move-scoring actor-critic of ``agents.policy.build_scorer`` (its arguments, in order)."""
 
+    scale: torch.Tensor  # a buffer (register_buffer): 1 / the observation's high
+
     def __init__(self, config, hidden, action_hidden, lookahead, drop_features, cycle, opponent, identity, follow,
                  afterstate, move_set, race=False):  # fmt: skip
         super().__init__()

@@ -383,7 +383,7 @@ class ActionFeatures:
     def __call__(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.with_choice(obs, masks)[:3]
 
-    def with_choice(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, ...]:
+    def with_choice(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(rows, actions, feats, choice)``: with ``lookahead``, ``choice[row]`` is the action
         ``agents.make("heuristic", depth=self.depth)`` plays there, read off the features' own
         search (a trainer cloning that player needs no second search); without, all -1."""

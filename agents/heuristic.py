@@ -122,7 +122,7 @@ class HeuristicAgent(Agent):
         self._rows = _search_rows(self.table, self.config.work_piles)
 
     def _choose(self, obs: np.ndarray, masks: np.ndarray, out: np.ndarray) -> None:
-        args = (obs, masks, self.table, self.offsets, self.cfg, self.params, *self._rows, out)
+        args: tuple[Any, ...] = (obs, masks, self.table, self.offsets, self.cfg, self.params, *self._rows, out)
         self._kernel(_search, "choose_heuristic", args)(*args)
         if self.wait == "soon":
             args = (obs, self.offsets, self.table, out)
@@ -149,7 +149,7 @@ class HeuristicAgent(Agent):
         return f"HeuristicAgent(players={self.config.num_players}{''.join(f', {k}={v!r}' for k, v in changed.items())})"
 
 
-def _search_rows(table: np.ndarray, n_work: int) -> tuple[np.ndarray, ...]:
+def _search_rows(table: np.ndarray, n_work: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Catalogue rows grouped for the search: single-card moves, work-to-work moves by
     ``[i, j, n]``, and the rows an evaluation checks (the Nertz top to a foundation, its moves
     onto or under a work pile, the other foundation moves) with the number of the middle ones."""

@@ -62,7 +62,8 @@ def _torch():
 def build_network(obs_dim: int, n_actions: int, high: np.ndarray, hidden: tuple[int, ...] = (256, 256)):
     """The actor-critic MLP: observations scaled by the layout's ``high`` into [0, 1]."""
     torch = _torch()
-    nn = torch.nn
+    from torch import nn
+
     from nertz_env.agents._scorer import orthogonal
 
     class ActorCritic(nn.Module):
@@ -94,7 +95,7 @@ def build_scorer(
     config: NertzConfig,
     hidden: tuple[int, ...] = (128, 128),
     action_hidden: int = 64,
-    lookahead: bool | int = True,
+    lookahead: bool | int | None = True,
     drop_features: tuple[str, ...] = (),
     cycle: bool = False,
     opponent: bool = False,
@@ -205,6 +206,7 @@ def load_network(path: str | Path):
     config = _policy_file.read_config(path, blob["config"])
     settings = _policy_file.read_settings(path, blob)
     if blob["format"] == FORMAT:  # files from before a setting drop no features and lack the flag
+        assert settings.action_hidden is not None  # read_settings requires it of this format
         net = build_scorer(config, settings.hidden, settings.action_hidden, settings.lookahead,
                            settings.drop_features, *settings.flags)  # fmt: skip
     else:
@@ -225,6 +227,7 @@ class PolicyAgent(Agent):
     (a ``.pt`` policy only): ``"policy"`` (default), or a ``heuristic`` rule that decides R4.6's call."""
 
     name = "policy"
+    _net: Any  # the network (its torch classes are built when a file is loaded); None for a .zip
 
     def __init__(self, path: str | Path, config: NertzConfig | None = None, seed: int = 0, greedy: bool = True,
                  call: str = "policy"):  # fmt: skip
@@ -249,7 +252,7 @@ class PolicyAgent(Agent):
         if self._sb3 is not None:
             _policy_file.check_zip_fits(path, self._sb3, self.config, self.obs_size, len(self.catalogue))
         elif trained_on is not None:  # refused under rules of other input sizes, a warning under other play
-            _policy_file.check_rules(path, trained_on, config)
+            _policy_file.check_rules(path, trained_on, self.config)  # self.config is config, given or trained_on
         self.path = path
         self.greedy = bool(greedy)
         # The depth of the heuristic search its features run at every decision (0: none).
@@ -315,12 +318,12 @@ class EnsembleAgent(Agent):
         if isinstance(paths, str) or not isinstance(paths, Sequence) or not all(
                 isinstance(p, str | os.PathLike) for p in paths):  # fmt: skip
             raise ValueError(f"invalid paths={paths!r}: accepted a list of paths (str or os.PathLike) of .pt policies")
-        paths = [Path(p) for p in paths]
-        if not paths or any(p.suffix != ".pt" for p in paths):
-            raise ValueError(f"invalid paths={'+'.join(map(str, paths))!r}: accepted one or more .pt policies "
+        policy_paths = [Path(p) for p in paths]
+        if not policy_paths or any(p.suffix != ".pt" for p in policy_paths):
+            raise ValueError(f"invalid paths={'+'.join(map(str, policy_paths))!r}: accepted one or more .pt policies "
                              "joined by '+' (a train_selfplay.py policy.pt each)")  # fmt: skip
-        first = PolicyAgent(paths[0], config=config, seed=seed, greedy=greedy)  # the rules: given, or its own
-        self.members = [first] + [PolicyAgent(p, config=first.config, seed=seed) for p in paths[1:]]
+        first = PolicyAgent(policy_paths[0], config=config, seed=seed, greedy=greedy)  # the rules: given, or its own
+        self.members = [first] + [PolicyAgent(p, config=first.config, seed=seed) for p in policy_paths[1:]]
         super().__init__(config=first.config, seed=seed)
         self.greedy = self.members[0].greedy
 

@@ -25,7 +25,7 @@ searched together (one batch of tables, the same results for any ``chunk``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -35,6 +35,9 @@ from nertz_env.agents import make, register
 from nertz_env.agents.base import Agent, mix_keys
 from nertz_env.agents.determinise import Determiniser
 from nertz_env.config import NertzConfig
+
+if TYPE_CHECKING:
+    from nertz_env.agents.policy import PolicyAgent
 
 MOST_TABLES = 1 << 18  # candidates x samples x chunk: the play-out tables one chunk holds in memory
 
@@ -62,7 +65,7 @@ class RolloutAgent(Agent):
 
     name = "rollout"
 
-    def __init__(self, config: NertzConfig | None = None, seed: int = 0, policy: str = "ppo-league",
+    def __init__(self, config: NertzConfig | None = None, seed: int = 0, policy: str | Agent = "ppo-league",
                  candidates: Any = 3, samples: Any = 16, horizon: Any = 8, margin: Any = 1.0,
                  chunk: Any = 64):  # fmt: skip
         super().__init__(config=config, seed=seed)
@@ -82,7 +85,8 @@ class RolloutAgent(Agent):
             raise ValueError(f"rollout: invalid margin={margin!r}; accepted a finite number >= 0")
         if isinstance(policy, str) and policy.endswith(".pt"):
             policy = make("policy", seed=seed, config=self.config, path=policy)
-        self.policy = make(policy, seed=seed, config=self.config) if isinstance(policy, str) else policy
+        self.policy = cast("PolicyAgent",  # one of a .pt file, checked below: its scores are read
+                           make(policy, seed=seed, config=self.config) if isinstance(policy, str) else policy)
         if not hasattr(self.policy, "scores") or getattr(self.policy, "_net", None) is None:
             raise ValueError(f"rollout: policy={policy!r} is not a trained .pt policy; accepted 'ppo-league', "
                              "'ppo', a path ending in .pt or a PolicyAgent of one")  # fmt: skip

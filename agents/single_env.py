@@ -37,6 +37,7 @@ from nertz_env.render import render_rgb, render_text
 
 class NertzSingleAgentEnv(gymnasium.Env):
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
+    action_space: spaces.Discrete
 
     def __init__(
         self,

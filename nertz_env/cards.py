@@ -74,7 +74,11 @@ def parse_deck(cards: Iterable[str | int], owner: int | None = None) -> list[int
     if len(codes) != DECK_SIZE:
         raise ValueError(f"a deal{who} must list exactly 52 cards, got {len(codes)}")
     seen: set[int] = set()
-    dupes = [card_name(c) for c in codes if c in seen or seen.add(c)]
+    dupes: list[str] = []
+    for c in codes:
+        if c in seen:
+            dupes.append(card_name(c))
+        seen.add(c)
     if dupes:
         raise ValueError(f"the deal{who} repeats {', '.join(sorted(set(dupes)))}; each card once")
     return codes

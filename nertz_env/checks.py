@@ -9,7 +9,7 @@ that is not an integer would read or write outside an array. Each check here rai
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 from numba import njit
@@ -24,6 +24,10 @@ from nertz_env.engine import AIR_ACTION, AIR_CARD, AIR_KIND, AIR_TICKS
 MAX_SEED = 2**128 - 1  # what numpy's SeedSequence takes as one word, and more than enough
 
 
+@overload
+def check_seed(seed: Any, name: str = ..., *, allow_none: Literal[False]) -> int: ...
+@overload
+def check_seed(seed: Any, name: str = ..., allow_none: bool = ...) -> int | None: ...
 def check_seed(seed: Any, name: str = "seed", allow_none: bool = True) -> int | None:
     """``seed`` as a Python int (or None when allowed), or a clear error: booleans, floats and
     negative numbers are refused instead of being read as some other seed."""

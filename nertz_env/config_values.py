@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeGuard
 
 import numpy as np
 
@@ -22,7 +22,7 @@ def fail(option: str, value: Any, accepted: str) -> NoReturn:
     raise ValueError(f"invalid {option}={value!r}: accepted {accepted}")
 
 
-def is_int(value: Any) -> bool:
+def is_int(value: Any) -> TypeGuard[int | np.integer]:
     """A plain or numpy integer, not a bool (``True`` is no count, seat or card)."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
@@ -81,7 +81,7 @@ def normalise_move_ticks(value: Any) -> tuple[tuple[str, int], ...]:
     """``move_ticks`` as ``((kind, ticks), ...)`` over every kind of ``MOVE_KINDS``, in order."""
     accepted = f"None, an integer from 1 to 64, or a mapping from {', '.join(MOVE_KINDS)} to such integers"
     if value is None:
-        ticks = dict.fromkeys(MOVE_KINDS, 1)
+        ticks: dict[str, Any] = dict.fromkeys(MOVE_KINDS, 1)
     elif is_int(value):
         ticks = dict.fromkeys(MOVE_KINDS, value)
     else:

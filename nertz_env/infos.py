@@ -84,7 +84,7 @@ def infos(
         collision, won_race, illegal = st.collision.tolist()[0], st.won_race.tolist()[0], st.illegal.tolist()[0]
     else:
         collision = won_race = illegal = [False] * n
-    final_score = [int(v) for v in final] if ended else [0] * n
+    final_score = [int(v) for v in final] if final is not None else [0] * n  # None: not ended
     out: dict[str, dict[str, Any]] = {}
     for p, agent in enumerate(agents):  # agents are in seat order: the p-th agent is seat p
         out[agent] = {

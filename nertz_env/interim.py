@@ -73,6 +73,7 @@ class BackgroundCompile:
             list(command or [sys.executable, "-m", __name__]), env=env, stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL, stderr=self._errors,
         )  # fmt: skip
+        assert self.process.stdin is not None  # stdin=PIPE
         try:
             self.process.stdin.write(pickle.dumps(warm))
             self.process.stdin.close()

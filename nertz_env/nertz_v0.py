@@ -146,7 +146,7 @@ __all__ = ["END_REASONS", "NertzParallelEnv", "env", "parallel_env", "raw_env"]
 class NertzParallelEnv(ParallelEnv):
     """The PettingZoo parallel Nertz environment; see the module docstring."""
 
-    metadata = {
+    metadata: dict[str, Any] = {
         "name": "nertz_v0",
         "render_modes": ["ansi", "human", "rgb_array"],
         "is_parallelizable": True,
@@ -184,17 +184,19 @@ class NertzParallelEnv(ParallelEnv):
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
         n = len(self.game.catalogue)
         lay, dt = self.observation_layout, self.observation_dtype
-        box = spaces.Box(0, lay.high.astype(dt), (lay.size,), dt)
-        space = spaces.Dict({"observation": box, "action_mask": spaces.Box(0, 1, (n,), np.int8)})
+        # gymnasium's Box overloads take one dtype, not this union of two: mypy's arg-type errors are ignored
+        box = spaces.Box(0, lay.high.astype(dt), (lay.size,), dt)  # type: ignore[arg-type]
+        space: spaces.Dict | spaces.Box = spaces.Dict(
+            {"observation": box, "action_mask": spaces.Box(0, 1, (n,), np.int8)})
         space = box if self.info_action_mask == "only" else space
         self.observation_spaces = dict.fromkeys(self.possible_agents, space)
         self.action_spaces = {a: spaces.Discrete(n) for a in self.possible_agents}
-        self.state_space = spaces.Box(0, lay.state_high.astype(dt), (lay.state_size,), dt)
+        self.state_space = spaces.Box(0, lay.state_high.astype(dt), (lay.state_size,), dt)  # type: ignore[arg-type]
         self._actions = self.game.actions  # the game's own row: game.play() plays it
         self._dealt = False
 
     # -- spaces and names ---------------------------------------------------------------------
-    def observation_space(self, agent: str) -> spaces.Dict:
+    def observation_space(self, agent: str) -> spaces.Dict | spaces.Box:  # a Box with info_action_mask='only'
         return self.observation_spaces[self._check_agent(agent)]
 
     def action_space(self, agent: str) -> spaces.Discrete:

@@ -121,14 +121,14 @@ def rewind(recording: Recording | None, table: engine.State) -> None:
     saw while the ticks that led to it were recorded and that are still recorded. Any other table
     is refused (it would replay as another hand), naming what is accepted."""
     ticks = None if recording is None else _marks(recording).get(table_digest(table))
-    if ticks is None or ticks > len(recording.actions):
+    if recording is None or ticks is None or ticks > len(recording.actions):
         why = ("nothing is recorded yet: reset() deals and starts the recording" if recording is None else
                "a recording replays from its deal, so it cannot go on from another table")  # fmt: skip
         raise ValueError(f"set_state under record=True restores only a table that this env's get_state() saved during "
                          f"the recorded episode, at a tick still recorded ({why}); restore this table into an env "
                          "made without record=True")  # fmt: skip
     del recording.actions[ticks:]  # the ticks played after that table are no longer the episode's
-    recording._marks = {digest: k for digest, k in _marks(recording).items() if k <= ticks}
+    vars(recording)["_marks"] = {digest: k for digest, k in _marks(recording).items() if k <= ticks}
 
 
 def _marks(recording: Recording) -> dict[bytes, int]:
@@ -148,7 +148,7 @@ def replay(recording: Recording) -> list[dict[str, Any]]:
     game = Game(NertzConfig(**cfg))
     game.reset(decks=recording.decks)
     game.state.rng[0] = recording.rng
-    frames = [{"snapshot": game.snapshot(), "events": None, "actions": None}]
+    frames: list[dict[str, Any]] = [{"snapshot": game.snapshot(), "events": None, "actions": None}]
     for k, names in enumerate(recording.actions):
         if game.ended:  # R5 (R8 for a match): nothing is played after the end
             what = "match" if game.is_match else "hand"
@@ -191,7 +191,8 @@ def _check_replay_args(fps: Any, every: Any, names: Any, n: int) -> list[str]:
     """``save_replay``'s arguments, before anything is replayed; returns the seat labels."""
     if not is_int(every) or every < 1:
         raise ValueError(f"invalid every={every!r}: accepted an integer >= 1 (not a bool)")
-    if not isinstance(fps, numbers.Real) or isinstance(fps, bool) or not 0.01 <= fps <= 100:
+    # typeshed gives numbers.Real no reflected comparisons (0.01 <= fps): mypy's operator error is ignored
+    if not isinstance(fps, numbers.Real) or isinstance(fps, bool) or not 0.01 <= fps <= 100:  # type: ignore[operator]
         raise ValueError(f"invalid fps={fps!r}: accepted a number from 0.01 to 100 (a GIF holds each frame for a "
                          "whole number of hundredths of a second, up to 655 s)")  # fmt: skip
     if names is None:

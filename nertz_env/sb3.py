@@ -217,6 +217,6 @@ class NertzSB3VecEnv(VecEnv):
             self._infos[i] = {}
 
     @property
-    def learning_rows(self) -> Sequence[int]:
+    def learning_rows(self) -> np.ndarray:
         """The flat ``game * num_players + seat`` row of each SB3 env."""
         return self._rows

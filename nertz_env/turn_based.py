@@ -67,7 +67,7 @@ class NertzTurnBasedEnv(AECEnv):
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
 
     # -- spaces, names and inspection (the parallel env's) ----------------------------------------
-    def observation_space(self, agent: str) -> spaces.Dict:
+    def observation_space(self, agent: str) -> spaces.Dict | spaces.Box:
         return self.parallel.observation_space(agent)
 
     def action_space(self, agent: str) -> spaces.Discrete:
@@ -132,7 +132,9 @@ class NertzTurnBasedEnv(AECEnv):
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = infos
         self._skip_agent_selection = None
-        self.agent_selection = self.possible_agents[self.parallel.game.turn]
+        turn = self.parallel.game.turn
+        assert turn is not None  # turn_based, checked when built: a seat is always on turn
+        self.agent_selection = self.possible_agents[turn]
 
     def observe(self, agent: str) -> dict[str, np.ndarray] | np.ndarray:
         i = self._seat[self.parallel._check_agent(agent)]
@@ -160,6 +162,8 @@ class NertzTurnBasedEnv(AECEnv):
         self.infos = infos
         self._accumulate_rewards()
         if self.parallel.agents:
-            self.agent_selection = self.possible_agents[self.parallel.game.turn]
+            turn = self.parallel.game.turn
+            assert turn is not None  # turn_based: a seat is always on turn
+            self.agent_selection = self.possible_agents[turn]
         else:  # R5: the hand is over; every agent steps None once
             self._deads_step_first()

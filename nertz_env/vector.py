@@ -67,7 +67,7 @@ Example:
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numba
 import numpy as np
@@ -308,7 +308,7 @@ class NertzVectorEnv:
         if seed is None and not self._seeded:
             seed = self._seed
         if seed is not None or not self._seeded:
-            entropy = np.random.SeedSequence(seed).entropy
+            entropy = cast(int, np.random.SeedSequence(seed).entropy)  # an int: the seed's, or fresh
             self.state.rng[:] = engine.seed_streams(entropy, self.num_envs)
             self._sampler[:] = engine.seed_streams([entropy, _SAMPLER], self.num_envs)
             self._seeded = True

@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # What a build must not see: environments, caches and earlier build outputs (a stale build/ would
 # leak deleted files into the wheel).
 NOT_SOURCES = shutil.ignore_patterns(".git", ".venv*", "__pycache__", "build", "dist", "*.egg-info", "site",
-                                     "runs", ".pytest_cache", ".ruff_cache", ".hypothesis", ".ipynb_checkpoints")
+                                     "runs", ".pytest_cache", ".ruff_cache", ".mypy_cache", ".hypothesis",
+                                     ".ipynb_checkpoints")
 DIST_INFO = f"nertz_env-{nertz_env.__version__}.dist-info"
 
 

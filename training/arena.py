@@ -195,6 +195,8 @@ class Arena:
 
     def _result(self, state: engine.State, b: int, hand: Hand, won: np.ndarray, lost: np.ndarray) -> HandResult:
         ints = lambda a: tuple(int(x) for x in a)  # noqa: E731
+        reason = engine.END_REASONS[int(state.ended[b])]
+        assert reason is not None  # the hand ended (state.ended != 0)
         return HandResult(
             hand=hand,
             scores=ints(state.score[b]),
@@ -204,5 +206,5 @@ class Arena:
             races_won=ints(won),
             races_lost=ints(lost),
             ticks=int(state.tick[b]),
-            end_reason=engine.END_REASONS[int(state.ended[b])],
+            end_reason=reason,
         )

@@ -12,13 +12,18 @@ import sys
 import typing
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from nertz_env.cli_checks import Parser
 from nertz_env.config import NertzConfig
 from nertz_env.options import parse_rule_options
 
-T = TypeVar("T")
+
+class _Dataclass(Protocol):
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+
+
+T = TypeVar("T", bound=_Dataclass)  # a dataclass of flags
 
 
 def arg(default: Any, help: str, **kwargs: Any) -> Any:  # noqa: A002 - mirrors argparse
@@ -206,7 +211,7 @@ def _parser(cls: type, description: str | None, default: Any = None) -> Parser:
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         hint = hints[f.name]
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default  # one of the two
         if argument_default := parser.argument_default:
             default = argument_default
         flag = "--" + f.name.replace("_", "-")

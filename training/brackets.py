@@ -155,7 +155,7 @@ def _json_draws(draws: list[dict[int, int]]) -> list[dict[str, int]]:
 
 def shared_places(keys: Sequence[Any], start: int = 1) -> list[int]:
     """Places for an ordered list of sort keys: equal keys share a place (1, 2, 2, 4)."""
-    places = []
+    places: list[int] = []
     for i, k in enumerate(keys):
         places.append(places[-1] if i and k == keys[i - 1] else start + i)
     return places
@@ -221,7 +221,8 @@ def single_elimination(n: int, play: Play, seed: int) -> dict[str, Any]:
     table advancing by match total, until one table of four or fewer remains; its winner wins."""
     if n < 2:
         raise ValueError(f"a tournament needs at least 2 entrants, got {n}")
-    field, rounds, out_in = list(range(n)), [], []
+    rounds: list[dict[str, Any]] = []
+    field, out_in = list(range(n)), []
     while True:
         r = len(rounds)
         final = len(field) <= TABLE
@@ -275,7 +276,8 @@ def ladder(n: int, play: Play, seed: int, target: int = 100, rounds: int = LADDE
     if rounds < 1:
         raise ValueError(f"the table ladder needs at least one round, got {rounds}")
     tables = draw_tables(list(range(n)), [TABLE] * (n // TABLE), seat_rng(seed, "ladder", 0))
-    sums, recorded, out = [0] * n, [[] for _ in range(n)], []
+    recorded: list[list[int]] = [[] for _ in range(n)]  # each entrant's recorded scores
+    sums, out = [0] * n, []
     for r in range(rounds):
         moving = ADVANCE if r + 1 < rounds and len(tables) > 1 else 0  # no cut where no one moves
         records, orders = [], []

@@ -62,7 +62,8 @@ class CentralCritic(HiddenCards):
             size = h
         self.model = torch.nn.Sequential(*layers, torch.nn.Linear(size, 1)).to(device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=lr, eps=1e-5)
-        self.device, self.stats = device, {}
+        self.device = device
+        self.stats: dict[str, float] = {}
 
     def _inputs(self, net, obs: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
         with torch.no_grad():

@@ -30,7 +30,7 @@ class CheckpointError(ValueError):
     """A file given to ``--resume`` that is not a usable checkpoint of this trainer."""
 
 
-def atomic_write(path: Path, write: Callable[[Path], None], tmp: Path | None = None) -> None:
+def atomic_write(path: Path, write: Callable[[Path], object], tmp: Path | None = None) -> None:
     """``write(tmp)``, flush it to disk, then rename it to ``path`` (atomic on POSIX). On any
     error the temporary file is removed; a full disk is reported as such, naming the file."""
     path = Path(path)

@@ -177,7 +177,8 @@ def match_stream(
 
 def build_agents(specs: Sequence[str | Agent], config: NertzConfig, seed: int) -> tuple[list[Agent], list[str]]:
     """The agents of a run and their labels (a repeated name gets ``#2``, ``#3``, ...)."""
-    built, labels, seen = [], [], defaultdict(int)
+    seen: defaultdict[str, int] = defaultdict(int)  # each name's agents so far
+    built, labels = [], []
     for k, spec in enumerate(specs):
         agent_seed = hand_stream_seed(seed, _AGENT, k)
         agent = spec if isinstance(spec, Agent) else agent_registry.make_spec(spec, seed=agent_seed, config=config)
@@ -393,8 +394,9 @@ def match_length(ap: Parser, config: NertzConfig, target: int | None, cap: int |
         ap.error("with --rules episode=match the match is set by --rules target_score=... max_hands=... (R8)")
     target, cap = (100 if target is None else target), (100 if cap is None else cap)
     for flag, option, value in (("--target-score", "target_score", target), ("--max-match-hands", "max_hands", cap)):
+        rule: dict[str, Any] = {option: value}  # target_score or max_hands, never from_kwargs' preset
         try:
-            NertzConfig.from_kwargs(**{option: value})
+            NertzConfig.from_kwargs(**rule)
         except ValueError as e:
             ap.error(f"argument {flag}: {e}")
     return target, cap

@@ -3,13 +3,15 @@ and the test of "the same network" that it and ``average_policies`` share."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from nertz_env.agents.policy import INPUT_FLAGS, load_network
 from nertz_env.config import NertzConfig
 
 
-def inputs_of(net: torch.nn.Module) -> tuple[int, tuple[str, ...], bool, bool, bool, bool, bool, bool, bool]:
+def inputs_of(net: torch.nn.Module) -> tuple[Any, ...]:
     """What a network reads besides its weights: its look-ahead depth (0: none), the feature groups
     it drops, whether it reads the cycle, the opponent, the card identity and the follow-up
     columns, the afterstates, the legal-move summary and the race columns (networks saved before a

@@ -75,7 +75,7 @@ def entrants_for(
     scripted: Sequence[str] = SCRIPTED, shipped: bool = True, runs: Sequence[str | Path] = ()
 ) -> list[dict[str, Any]]:
     """Every entrant of a ladder, checked: each agent name is known, each run directory exists."""
-    out = [{"label": s, "spec": s, "kind": "scripted", "players": None} for s in scripted]
+    out: list[dict[str, Any]] = [{"label": s, "spec": s, "kind": "scripted", "players": None} for s in scripted]
     for e in out:  # any table size: an unknown name or option fails here, before any deal
         registry.make_spec(e["spec"], config=NertzConfig(num_players=2))
     if shipped:

@@ -89,7 +89,7 @@ def checked(report: Any) -> dict[str, Any]:
     return report
 
 
-def _expect(holds: bool, what: str) -> None:
+def _expect(holds: object, what: str) -> None:
     if not holds:
         raise ValueError(f"not a harness report: {what}")
 

@@ -46,7 +46,8 @@ def merge(reports: Sequence[dict[str, Any]], names: Sequence[str] | None = None)
             if rep.get(key) != first.get(key):
                 raise ValueError(f"{names[k]} differs from {names[0]} in {key!r}: only shards of one run merge")
     shard_versions = _versions(reports, names)
-    records, seen = [], set()
+    seen: set[int] = set()  # the deals
+    records = []
     for k, rep in enumerate(reports):
         deals = {r["key"][0] for r in rep["hands"]}
         if deals & seen:
@@ -100,7 +101,7 @@ def _is_hand(record: Any) -> bool:
 def _versions(reports: Sequence[dict[str, Any]], names: Sequence[str]) -> list[Any] | None:
     """Refuse shards played with another ``nertz_env`` or ``numpy`` than the first; every shard's
     ``versions`` when others (Python, numba, openskill) differ, else None."""
-    every = [rep.get("versions") for rep in reports]
+    every: list[Any] = [rep.get("versions") for rep in reports]
     for k, versions in enumerate(every):
         if not isinstance(versions, dict) or any(not isinstance(versions.get(key), str) for key in _SAME_VERSIONS):
             raise ValueError(f"{names[k]} does not record the {' and '.join(_SAME_VERSIONS)} versions it was played "

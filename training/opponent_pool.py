@@ -26,9 +26,9 @@ import re
 from typing import Any
 
 import numpy as np
-import torch
 
 from nertz_env import agents
+from nertz_env.agents._scorer import MoveScorer
 from nertz_env.config import NertzConfig
 from nertz_env.training.pair_policy import draw, sample_pairs
 from nertz_env.training.snapshots import StackedSnapshots
@@ -43,7 +43,7 @@ class Opponents:
     def __init__(self, args: Any, config: NertzConfig, rng: np.random.Generator):
         self.specs = list(args.scripted)
         self.scripted = [agents.make_spec(spec, seed=args.seed, config=config) for spec in args.scripted]
-        self.snapshots: list[torch.nn.Module] = []
+        self.snapshots: list[MoveScorer] = []
         self.pool_size, self.rng, self.sampler = args.pool_size, rng, args.sampler
         self.sampling = getattr(args, "pool_sampling", "uniform")
         if self.sampling not in SAMPLINGS:
@@ -56,9 +56,10 @@ class Opponents:
     def __len__(self) -> int:
         return len(self.scripted) + len(self.snapshots)
 
-    def add(self, net: torch.nn.Module) -> None:
+    def add(self, net: MoveScorer) -> None:
         self.snapshots.append(copy.deepcopy(net).eval())
         del self.snapshots[: -self.pool_size]
+        kept: np.ndarray | list[float]
         kept = self.win_shares[len(self.scripted) :][-(self.pool_size - 1) :] if self.pool_size > 1 else []
         self.win_shares = np.concatenate([self.win_shares[: len(self.scripted)], kept, [self.even]])
 

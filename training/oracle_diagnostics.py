@@ -40,6 +40,7 @@ def lean(checkpoint: str) -> dict[str, float]:
     batch = Batch.of(t, buf, adv, ret, 0.0)
     rows = torch.repeat_interleave(torch.arange(t.batch_size), torch.from_numpy(batch.n_pairs))
     acts = torch.from_numpy(batch.acts)
+    assert batch.hidden is not None  # the oracle reads the hidden cards (Rollout.for_trainer)
     with torch.no_grad():
         scored = {}
         for name, pre in (("with", oracle_pre(t, batch.hidden)), ("without", None)):

@@ -157,7 +157,7 @@ read_scalars = scalar_log.read_scalars
 
 def plot_training_scalars(
     run_dir: str | Path,
-    tags: Sequence[str] = ("charts/episode_score", "losses/entropy", "losses/value_loss"),
+    tags: list[str] | tuple[str, ...] = ("charts/episode_score", "losses/entropy", "losses/value_loss"),
     axes=None,
 ):
     """One panel per scalar of a run (``read_scalars``), over learner steps; returns the axes."""

@@ -45,7 +45,7 @@ def profile(argv: Sequence[str], updates: int, dense: bool = False, as_command: 
             pre = t.net.body[0](obs.float() * t.net.scale)
             return t.net.body[1:](pre if pre_add is None else pre + pre_add)
 
-        t.net.summary = dense_summary
+        t.net.summary = dense_summary  # type: ignore[method-assign]  # profiled in place of the sparse one
     rows: list[dict[str, float]] = []
     for i in range(updates + 1):
         cloning, lr, bc_coef = train_selfplay.apply_schedule(t, first + i)

@@ -74,8 +74,8 @@ def trainer_command(algo: str, task: tasks.Task, seed: int, steps: int, upto: in
         # --sampler catalogue: the draws the stored reference results were trained with.
         return [*py, "nertz_env.training.train_selfplay", *head, "--stop-after", str(updates), "--progress", "false"]
     if algo == "maskable_ppo":
-        ckpt = next(run_dir.glob("*/checkpoint.zip"), None)
-        head = ["--resume", str(ckpt)] if ckpt is not None else [
+        zip_ckpt = next(run_dir.glob("*/checkpoint.zip"), None)
+        head = ["--resume", str(zip_ckpt)] if zip_ckpt is not None else [
             "--mode", "selfplay", "--seed", str(seed), "--num-players", p, "--num-envs", "8", "--n-steps", "64",
             "--batch-size", "512", "--eval-every", "0", "--save-every", "1000", "--out-dir", str(run_dir),
             *_rules(task)]  # fmt: skip
@@ -135,7 +135,7 @@ def run(
     steps = t.agent_steps if steps is None else steps
     run_dir = runs / f"{task}__{algo}__{seed}"
     out = results / f"{task}__{algo}__{seed}.json"
-    record = json.loads(out.read_text()) if out.exists() else {
+    record: dict[str, Any] = json.loads(out.read_text()) if out.exists() else {
         "schema": SCHEMA, "task": t.to_dict(), "algo": algo, "seed": seed, "steps": steps,
         "command": command_line(task, algo, seed), "curve": [], "train_s": 0.0,
     }

@@ -93,7 +93,7 @@ def read_scalars(run_dir: str | Path, tags: list[str] | tuple[str, ...] | None =
     before that file. A tag the run does not hold is a ``KeyError`` naming the known ones."""
     path = Path(run_dir) / FILE
     if path.exists():
-        found = {}
+        found: dict[str, tuple[list, list]] = {}
         for row in read_lines(path):
             for tag, value in row.items():
                 if tag not in ("global_step", "update"):

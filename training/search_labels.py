@@ -42,7 +42,7 @@ import time
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -278,7 +278,7 @@ def recheck(labels: Sequence[dict[str, np.ndarray]], policy_kinds: Sequence[str]
 def agreement(obs: np.ndarray, masks: np.ndarray, seeds: Sequence[int] = (1, 2), **options: Any) -> dict[str, Any]:
     """How often two ``rollout`` searches (``seeds``, the same ``options``) choose the same move on
     the same states, overall and where at least one departs from the policy's own choice."""
-    searches = [agents.make("rollout", seed=s, **options) for s in seeds[:2]]
+    searches = [cast(RolloutAgent, agents.make("rollout", seed=s, **options)) for s in seeds[:2]]
     picks = [search.act_batch(obs, masks) for search in searches]
     policy = searches[0].policy.act_batch(obs, masks)
     same = picks[0] == picks[1]

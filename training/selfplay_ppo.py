@@ -146,6 +146,7 @@ def collect(t: Any, buf: Rollout, loop: Loop, bc_coef: float, temperature: float
         buf.masks[step] = torch.from_numpy(flat_masks)
         buf.dones[step] = loop.next_done
         if hidden_needed(t):
+            assert buf.hidden is not None  # for_trainer made room: a reader reads them
             buf.hidden[step] = hidden_reader(t).hidden_cards(t.envs)
         tf = time.perf_counter()
         rows, acts, feats, choice = t.features.with_choice(flat_obs, flat_masks)
@@ -183,6 +184,7 @@ def collect(t: Any, buf: Rollout, loop: Loop, bc_coef: float, temperature: float
         if a.win_bonus and len(ended):
             rewards = rewards + a.win_bonus * win_advantage(infos["episode"], ended, P)
         if a.nertz_bonus:
+            assert before is not None  # read above with --nertz-bonus
             rewards = rewards + a.nertz_bonus * nertz_cards_out(before, loop.obs, infos, nertz_col)
         buf.rewards[step] = torch.from_numpy(rewards.reshape(-1)[seats.learn_idx].astype(np.float32))
         loop.next_done = torch.from_numpy(done.astype(np.float32))
@@ -232,6 +234,7 @@ def advantages(t: Any, buf: Rollout, loop: Loop) -> tuple[torch.Tensor, torch.Te
         hidden = hidden_reader(t).hidden_cards(t.envs) if hidden_needed(t) else None  # read once
         pre = None if hidden is None else oracle_pre(t, hidden)
         if t.critic is not None:
+            assert buf.hidden is not None  # the central critic reads the hidden cards (for_trainer)
             values = t.critic.values(t.net, buf.obs.reshape(t.batch_size, -1), buf.hidden.reshape(t.batch_size, -1))
             values = values.reshape(buf.values.shape)
             next_value = t.critic.values(t.net, flat_obs, hidden)
@@ -354,6 +357,7 @@ def loss_terms(t: Any, batch: Batch, mb_index: torch.Tensor, cloning: bool, bc_c
         stats["aux_opponents_loss"] = moves_loss = t.aux_opponents.loss(summary[0], batch.opponent_moves[mb_index])
         terms["aux_opponents"] = a.aux_opponents * moves_loss
     if bc_coef > 0:
+        assert batch.taught is not None  # Batch.of labels the pairs with bc_coef > 0 (the same)
         target = torch.from_numpy(offset + batch.taught[mb] - batch.first_pair[mb]).to(device)
         stats["bc_loss"] = bc_loss = -logp[target].mean()
         terms["teacher"] = bc_coef * bc_loss

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from nertz_env.agents._scorer import sparse_input
+from nertz_env.agents._scorer import MoveScorer, sparse_input
 
 
 def _stacked(layers: Sequence[torch.nn.Linear]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -34,7 +34,7 @@ class StackedSnapshots:
         ``move_set=True``), whose layers it does not stack."""
         return not (getattr(net, "afterstate", False) or getattr(net, "move_set", False))
 
-    def __init__(self, nets: Sequence[torch.nn.Module]):
+    def __init__(self, nets: Sequence[MoveScorer]):
         if not nets:
             raise ValueError("StackedSnapshots needs at least one network")
         if not all(self.stacks(net) for net in nets):

@@ -17,8 +17,11 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Iterable, Sequence
 from statistics import NormalDist
+from typing import TypeVar
 
 from scipy.stats import t as student_t
+
+PlayerT = TypeVar("PlayerT", bound=Hashable)  # whatever names a player in rate_hands
 
 
 def normal_quantile(p: float) -> float:
@@ -122,10 +125,10 @@ def win_shares(scores: Sequence[float]) -> list[float]:
 
 
 def rate_hands(
-    hands: Iterable[tuple[Sequence[Hashable], Sequence[float]]],
-    players: Iterable[Hashable] = (),
+    hands: Iterable[tuple[Sequence[PlayerT], Sequence[float]]],
+    players: Iterable[PlayerT] = (),
     tau: float | None = 0.0,
-) -> dict[Hashable, tuple[float, float]]:
+) -> dict[PlayerT, tuple[float, float]]:
     """OpenSkill Plackett-Luce ratings ``{player: (mu, sigma)}`` from hands given in play order as
     ``(players at the table, their scores)``; equal scores share a rank. A player must not sit
     twice at one table. ``tau`` is the skill drift added before each hand: 0 by default, since an

@@ -146,7 +146,8 @@ class SymmetrisedPolicy(PolicyAgent):
         return f"symmetrised-policy(path={self.path}, views={len(self.views)})"
 
     def _scores(self, obs: np.ndarray, masks: np.ndarray):
-        logp = values = 0
+        logp: torch.Tensor | int = 0
+        values: torch.Tensor | int = 0
         for view in self.views:
             logits, value = super()._scores(*relabelled(view, obs, masks))
             logp = logp + torch.log_softmax(logits, -1)[:, torch.from_numpy(view.actions)]

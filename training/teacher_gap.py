@@ -41,7 +41,8 @@ def teacher_gap(player: str, teacher: str, games: int = 64, ticks: int = 1500, s
     catalogue = ActionCatalogue(config)
     kinds = catalogue.table[:, T_KIND]
     n = games * num_players
-    pairs, follow = Counter(), Counter()
+    pairs: Counter[str] = Counter()  # 'teacher's kind / player's kind' where they differ
+    follow: Counter[str] = Counter()  # the teacher's next move (kind / source) after waiting rows
     waiting = np.zeros(n, bool)  # rows where the teacher laid a card on a work pile and the player drew
     obs, masks = env.reset()
     for _ in range(ticks):

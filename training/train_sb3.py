@@ -32,7 +32,7 @@ import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
+from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecMonitor
 
 from nertz_env.config import REWARD_MODES, NertzConfig
 from nertz_env.training.args import (
@@ -116,7 +116,7 @@ def make_env(args: Args, config: NertzConfig):
                 ).unwrapped
             )
 
-        env = DummyVecEnv([one(k) for k in range(args.num_envs)])
+        env: VecEnv = DummyVecEnv([one(k) for k in range(args.num_envs)])
         env.seed(args.seed)
         return VecMonitor(env)
     from nertz_env.sb3 import NertzSB3VecEnv
@@ -129,6 +129,8 @@ class Checkpoints(BaseCallback):
     """At the start of each rollout (after the last update): an atomic checkpoint of the model and
     everything else the next rollout depends on; then the periodic evaluation, if due. The
     schedule (``next_eval``) and the evaluations so far travel in the checkpoint."""
+
+    model: MaskablePPO
 
     def __init__(self, args: Args, run_dir: Path, config: NertzConfig, saved: dict[str, Any] | None = None):
         super().__init__()

@@ -62,6 +62,7 @@ import torch
 from tqdm import tqdm
 
 from nertz_env import agents
+from nertz_env.agents._scorer import MoveScorer
 from nertz_env.agents.features import ActionFeatures
 from nertz_env.agents.policy import build_scorer, save_policy
 from nertz_env.config import NertzConfig
@@ -124,7 +125,7 @@ class Trainer:
     device: torch.device
     rng: np.random.Generator
     envs: NertzVectorEnv
-    net: torch.nn.Module
+    net: MoveScorer
     optimizer: torch.optim.Optimizer
     pool: Opponents
     features: ActionFeatures

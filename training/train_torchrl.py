@@ -94,6 +94,8 @@ class Critic(nn.Module):
     """An MLP from ``in_dim`` inputs to ``out`` values, inputs scaled by ``scale``; the output is
     shaped ``[..., P, 1]`` (``per_seat``: one value per seat from the shared state)."""
 
+    scale: torch.Tensor  # a buffer (register_buffer)
+
     def __init__(self, in_dim: int, hidden: tuple[int, ...], scale: np.ndarray, players: int, per_seat: bool):
         super().__init__()
         self.register_buffer("scale", torch.as_tensor(1.0 / np.maximum(scale, 1), dtype=torch.float32))

@@ -54,7 +54,8 @@ def fitness(x: Sequence[float], deals: int, seed: int, players: int = 4) -> floa
     """Mean score difference per deal of the heuristic with these weights against each of
     ``players - 1`` default ``heuristic:depth=3`` (higher is better)."""
     config = NertzConfig(num_players=players)
-    learner = HeuristicAgent(config, seed=seed, depth=3, **weights_of(x))
+    weights: dict[str, Any] = weights_of(x)  # the search's weights: none of them is HeuristicAgent's wait
+    learner = HeuristicAgent(config, seed=seed, depth=3, **weights)
     report = evaluate([learner] + [RIVAL] * (players - 1), hands=deals, seed=seed, config=config, progress=False)
     diffs = [row["score_diff"] for row in report["paired"] if row["agent"] == report["agents"][0]]
     return float(np.mean(diffs))

@@ -98,6 +98,8 @@ class HeldTick:
     once; unlike it, compiled code holds them too, so a call unboxes one object. ``set`` replaces
     an argument by a value of the same type (and rebuilds the held copy)."""
 
+    _call: Callable[[Any], Any]  # the compiled tick, or the plain one under NUMBA_DISABLE_JIT
+
     def __init__(self, args: Sequence[Any]):
         if len(args) != len(_TICK_FIELDS):
             raise TypeError(f"play_game_tick takes {len(_TICK_FIELDS)} arguments ({', '.join(_TICK_FIELDS)}), "

@@ -87,7 +87,7 @@ def compile_once(dispatcher: Any) -> bool:
     load it from the cache once it is saved. A kernel's callees take their own locks inside it;
     the call graph has no cycles, so neither do the waits. Returns whether the lock is in place
     (not on systems without ``fcntl``, nor for a dispatcher that does not cache)."""
-    cache = getattr(dispatcher, "_cache", None)
+    cache: Any = getattr(dispatcher, "_cache", None)
     cache_file = getattr(cache, "_cache_file", None)
     if fcntl is None or cache_file is None or getattr(dispatcher, "_nertz_compile_once", False):
         return False
@@ -171,7 +171,7 @@ def python_of(func):
     return getattr(func, "py_func", func)
 
 
-def twin(func: types.FunctionType, suffix: str) -> types.FunctionType:
+def twin(func: Callable[..., Any], suffix: str) -> types.FunctionType:
     """A copy of ``func`` named ``func.__name__ + suffix``, so that a second compilation of it (other
     options: threaded, or not inlined) has a cache entry of its own: numba names a cache entry after
     the Python function, not its options."""

@@ -4,6 +4,7 @@ depends on other games, threads or any global generator."""
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 from numba import config, njit
@@ -20,7 +21,7 @@ _S30, _S31 = np.uint64(30), np.uint64(31)
 _INV53 = 1.0 / 9007199254740992.0
 
 
-def seed_streams(seed: int | None, n: int) -> np.ndarray:
+def seed_streams(seed: int | Sequence[int] | None, n: int) -> np.ndarray:
     """``n`` nonzero stream states from one seed; stream ``i`` does not depend on ``n``."""
     words = np.random.SeedSequence(seed).generate_state(n, np.uint64)
     words[words == 0] = _GOLDEN

@@ -75,7 +75,7 @@ from nertz_env.engine.views import raw, raw_state, stack_int64
 
 
 @njit(cache=True, inline="always")
-def _draws(cards, d) -> int:
+def _draws(cards, d) -> np.int64:
     """``ceil(cards / d)``: the DRAWs that turn ``cards`` (>= 0) over ``d`` at a time (R4.1), by a
     constant divisor for the draws of the rules (3 or 1)."""
     n = np.int64(cards)

@@ -98,7 +98,7 @@ if config.DISABLE_JIT:  # pure Python (debugging): the scratch is a buffer of it
 
     _SCRATCH: dict[int, ctypes.Array] = {}
 
-    def stack_int64(size):  # noqa: F811 - the Python twin of the intrinsic above
+    def stack_int64(size):  # type: ignore[misc]  # noqa: F811 - the Python twin of the intrinsic above
         """A pointer to ``size`` int64 slots (one buffer per size, reused: Python runs one call at a time)."""
         if size not in _SCRATCH:
             _SCRATCH[size] = (ctypes.c_int64 * size)()

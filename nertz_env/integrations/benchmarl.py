@@ -106,4 +106,5 @@ def nertz_task(**options: Any) -> NertzTaskClass:
     rules = {k: v for k, v in options.items() if k not in ("observation_dtype", "include_state", "num_threads",
                                                               "illegal_action_penalty")}  # fmt: skip
     NertzConfig.from_kwargs(**rules)
-    return NertzTask.NERTZ.get_task(config=dict(options))
+    # benchmarl is read as untyped (pyproject.toml), so mypy sees no Enum and NERTZ as None
+    return NertzTask.NERTZ.get_task(config=dict(options))  # type: ignore[attr-defined]

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -48,6 +48,9 @@ from nertz_env.cards import DECK_SIZE
 from nertz_env.config import NertzConfig, is_int
 from nertz_env.game import Game
 from nertz_env.render import render_text
+
+if TYPE_CHECKING:
+    from nertz_env.engine import State
 
 __all__ = ["GAME_NAME", "RULE_PARAMETERS", "NertzGame", "NertzState", "load_game"]
 
@@ -174,7 +177,7 @@ class NertzState(pyspiel.State):
         super().__init__(game)
         p = game.config.num_players
         self._deal: int | None = None
-        self._table = None  # engine.State: this state's own copy of the table
+        self._table: State | None = None  # this state's own copy of the table, from the deal on
         self._obs = np.zeros((p, game._engine.layout.size), np.int8)
         self._masks = np.zeros((p, len(game.catalogue)), np.int8)
         self._rewards = np.zeros(p)
@@ -259,6 +262,7 @@ class NertzState(pyspiel.State):
     def _restore(self) -> Game:
         """The shared engine, holding this state's table (set back only if another state moved it)."""
         game = self.get_game()
+        assert self._table is not None  # dealt: every caller checks self._deal first
         if game._holder is None or game._holder() is not self:
             game._engine.set_state(self._table)
             self._check_views(game._engine)
@@ -268,6 +272,7 @@ class NertzState(pyspiel.State):
     def _check_views(self, engine: Game) -> None:
         """This state's deal, history, observations and masks agree with its table, as restored: a
         serialized state carries them all (OpenSpiel pickles ``__dict__``, it replays no history)."""
+        assert self._table is not None  # dealt (_restore)
         history, ticks = self.history(), int(self._table.tick[0])
         if history[:1] != [self._deal] or len(history) != 1 + len(self._masks) * ticks:
             raise ValueError(

@@ -103,7 +103,7 @@ class NertzMultiAgentEnv(MultiAgentEnv):
         self.par_env = nertz_v0.parallel_env(**env_options(**dict(config or {})))
         self.config = self.par_env.config
         self.possible_agents = list(self.par_env.possible_agents)
-        self.agents = []
+        self.agents: list[str] = []
         self.high = observation_high(self.config)
         n = len(self.par_env.action_names)
         d = self.high.shape[0]
@@ -113,8 +113,8 @@ class NertzMultiAgentEnv(MultiAgentEnv):
                 "observations": spaces.Box(0.0, 1.0, (d,), np.float32),
             }
         )
-        self.observation_spaces = dict.fromkeys(self.possible_agents, space)
-        self.action_spaces = {a: self.par_env.action_space(a) for a in self.possible_agents}
+        self.observation_spaces: dict[str, spaces.Space] = dict.fromkeys(self.possible_agents, space)
+        self.action_spaces: dict[str, spaces.Space] = {a: self.par_env.action_space(a) for a in self.possible_agents}
         # Old-stack names, still read by some RLlib checks.
         self.observation_space = spaces.Dict(self.observation_spaces)
         self.action_space = spaces.Dict(self.action_spaces)

@@ -23,7 +23,8 @@ Any SB3 ``VecEnv`` with such dict observations can be wrapped, not only SuperSui
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -50,14 +51,15 @@ class MaskedVecEnv(VecEnvWrapper):
                 f"(nertz_v0's), got {space}"
             )
         super().__init__(venv, observation_space=space["observation"])
-        self._masks = np.ones((self.num_envs, space["action_mask"].shape[-1]), bool)
+        mask_space = cast(spaces.Box, space["action_mask"])  # nertz_v0's: a Box
+        self._masks = np.ones((self.num_envs, mask_space.shape[-1]), bool)
         self._seed: int | None = None
 
     def _split(self, observations: dict[str, np.ndarray]) -> np.ndarray:
         self._masks = np.asarray(observations["action_mask"]).astype(bool).reshape(self.num_envs, -1)
         return observations["observation"]
 
-    def seed(self, seed: int | None = None) -> list:
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
         """Seed the next reset. SuperSuit's SB3 wrapper cannot take ``seed()`` (its vector env has
         none, which breaks ``MaskablePPO(..., seed=s)``), so for it the seed goes to its reset."""
         seed = check_seed(seed)  # SuperSuit would add True or "3" to the env index
@@ -73,7 +75,7 @@ class MaskedVecEnv(VecEnvWrapper):
             observations, self.venv.reset_infos = inner.reset(seed=self._seed)  # SuperSuit's SB3VecEnvWrapper
             self._seed = None
             return self._split(observations)
-        return self._split(self.venv.reset())
+        return self._split(cast(dict[str, np.ndarray], self.venv.reset()))  # a Dict space's observations
 
     def step_async(self, actions: np.ndarray) -> None:
         """Check the actions here: SuperSuit casts a bool array into its int buffer (True plays 1)."""
