@@ -17,8 +17,8 @@ import numpy as np
 from nertz_env.config import NertzConfig
 
 __all__ = [
-    "ObservationDtype", "RuleOptions", "env_config", "flag", "illegal_action_penalty", "info_action_mask",
-    "observation_dtype", "parse_rule_options", "parse_value", "reset_decks",
+    "ObservationDtype", "RuleOptions", "ascii_float", "ascii_int", "env_config", "flag", "illegal_action_penalty",
+    "info_action_mask", "observation_dtype", "parse_rule_options", "parse_value", "reset_decks",
 ]  # fmt: skip
 
 ObservationDtype = Literal["int8", "float32"] | type[np.int8] | type[np.float32]
@@ -121,14 +121,33 @@ def reset_decks(decks: Any) -> Any:
     return list(decks)
 
 
+def ascii_int(text: str) -> int:
+    """``int(text)`` of a decimal integer written in ASCII (``[+-]?[0-9]+``, blanks around it
+    allowed), else a ``ValueError``: Python's ``int`` also reads other scripts' digits (``'３'``,
+    ``'٣'``) and underscores (``'1_0'`` is 10), which no command line or spec means as a number."""
+    if not isinstance(text, str) or not text.isascii() or "_" in text:
+        raise ValueError(f"not an integer in ASCII digits: {text!r}")
+    return int(text)
+
+
+def ascii_float(text: str) -> float:
+    """``float(text)`` of a number written in ASCII (``0.5``, ``1e-3``, ``-2``; ``inf`` and ``nan``
+    as Python writes them), else a ``ValueError``: no other scripts' digits, no underscores."""
+    if not isinstance(text, str) or not text.isascii() or "_" in text:
+        raise ValueError(f"not a number in ASCII digits: {text!r}")
+    return float(text)
+
+
 def parse_value(text: str) -> Any:
-    """A command-line value: int, float, true/false, none, else the string itself."""
+    """A command-line value: int, float (each in ASCII digits, ``ascii_int``, ``ascii_float``),
+    true/false, none, else the string itself (``'３'`` and ``'1_0'`` stay strings, which the option's
+    own check refuses by name)."""
     low = text.lower()
     if low in ("true", "false"):
         return low == "true"
     if low == "none":
         return None
-    for cast in (int, float):
+    for cast in (ascii_int, ascii_float):
         try:
             return cast(text)
         except ValueError:

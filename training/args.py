@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from nertz_env.cli_checks import Parser
+from nertz_env.cli_checks import Parser, ascii_number
 from nertz_env.config import NertzConfig
 from nertz_env.options import parse_rule_options
 
@@ -216,10 +216,12 @@ def _parser(cls: type, description: str | None, default: Any = None) -> Parser:
             parser.add_argument(flag, type=_bool, default=default, metavar="BOOL", help=help_text)
         elif origin in (list, tuple):
             (item,) = {a for a in typing.get_args(hint) if a is not Ellipsis}
+            item = ascii_number(item) if item in (int, float) else item
             choices = f.metadata.get("choices")
             parser.add_argument(flag, type=item, nargs="*", default=default, help=help_text, choices=choices)
         else:
             kind = next((a for a in typing.get_args(hint) if a is not type(None)), hint)
+            kind = ascii_number(kind) if kind in (int, float) else kind
             parser.add_argument(flag, type=kind, default=default, help=help_text, choices=f.metadata.get("choices"))
     return parser
 

@@ -22,7 +22,7 @@ import sys
 from argparse import RawDescriptionHelpFormatter
 from collections.abc import Sequence
 
-from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, number_from, output_file, require, rule_config
+from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, integer, number_from, output_file, require, rule_config
 
 _FRONT_ENDS = {
     "eval": ("the evaluation harness: duplicate deals, intervals, ratings", "nertz_env.training.evaluate"),
@@ -47,7 +47,7 @@ def _parser() -> Parser:
     p.add_argument("--opponents", nargs="+", default=["heuristic"], help="one bot name for all, or one per seat")
     p.add_argument("--seed", type=at_least(0), default=0, help="seed of the game (a match deals every hand from it)")
     p.add_argument("--match", action="store_true", help="play hands until someone reaches --target-score (R8)")
-    p.add_argument("--target-score", type=int, default=None, help="match target (R8; default 100)")
+    p.add_argument("--target-score", type=integer, default=None, help="match target (R8; default 100)")
     p.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule options, e.g. stock_draw=1")
     w = sub.add_parser("watch", help="watch bots play a hand; optionally save it as GIF or HTML")
     w.add_argument("--agents", nargs="+", default=["heuristic", "greedy", "greedy", "greedy"], help="one per seat")

@@ -48,7 +48,16 @@ import numpy as np
 from nertz_env import agents as agent_registry
 from nertz_env import engine
 from nertz_env.agents.base import Agent
-from nertz_env.cli_checks import MOST_BATCH, MOST_DEALS, USER_ERRORS, Parser, at_least, output_file, rule_config
+from nertz_env.cli_checks import (
+    MOST_BATCH,
+    MOST_DEALS,
+    USER_ERRORS,
+    Parser,
+    at_least,
+    integer,
+    output_file,
+    rule_config,
+)
 from nertz_env.config import MATCH_ENDS, NertzConfig
 from nertz_env.options import parse_rule_options
 from nertz_env.training.arena import Arena, Hand, HandResult, MatchSoFar, Stream, hand_stream_seed, single
@@ -353,8 +362,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz eval") -> int:
     add("--seed", type=at_least(0), default=0, help="the seed of the deals, the races (R6) and the agents")
     add("--players", type=at_least(2), default=None, help="seats per table; default one per agent, fewer makes a pool")
     add("--matches", action="store_true", help="play matches to --target-score (R8) instead of single hands")
-    add("--target-score", type=int, default=None, help="match target (R8; default 100)")
-    add("--max-match-hands", type=int, default=None, help="decide a match still running after this many hands (100)")
+    add("--target-score", type=integer, default=None, help="match target (R8; default 100)")
+    add("--max-match-hands", type=integer, default=None,
+        help="decide a match still running after this many hands (100)")
     add("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="NertzConfig options, e.g. stock_draw=1")
     add("--batch-size", type=at_least(1, MOST_BATCH), default=2048, help="tables stepped together")
     add("--first-deal", type=at_least(0), default=0, help="play deals from this index on (a shard: merge_reports)")

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from nertz_env.agents.base import Agent
-from nertz_env.cli_checks import MOST_DEALS, USER_ERRORS, Parser, at_least, output_file, rule_config
+from nertz_env.cli_checks import MOST_DEALS, USER_ERRORS, Parser, at_least, integer, output_file, rule_config
 from nertz_env.config import NertzConfig
 from nertz_env.training import brackets, stats
 from nertz_env.training.arena import Arena, hand_stream_seed
@@ -210,8 +210,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz tournament") -> i
     add("--format", choices=FORMATS, default="elimination", help="single elimination or the table ladder (R8)")
     add("--agents", nargs="+", required=True, help="one agent name or name:key=value,... spec per entrant")
     add("--seed", type=at_least(0), default=0, help="the seed of the seat draws, the cuts, the deals and the agents")
-    add("--target-score", type=int, default=None, help="every match is played to this total (R8; default 100)")
-    add("--max-match-hands", type=int, default=None, help="decide a match still running after this many hands (100)")
+    add("--target-score", type=integer, default=None, help="every match is played to this total (R8; default 100)")
+    add("--max-match-hands", type=integer, default=None,
+        help="decide a match still running after this many hands (100)")
     add("--rounds", type=at_least(1, MOST_DEALS), default=None, help="ladder: tables each (R8: four, the default)")
     add("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="NertzConfig options, e.g. stock_draw=1")
     add("--out", type=output_file(), default=None, help="write the tournament record as JSON")
