@@ -225,3 +225,16 @@ def test_numpy_bools_are_kept_as_python_bools_so_a_config_writes_to_json():
     game = Game(off)
     game.reset(seed=0)
     assert json.loads(start_recording(game).to_json())["config"]["turn_based"] is False
+
+
+def test_r3_move_ticks_given_as_pairs_takes_each_kind_once():
+    """``move_ticks=[("draw", 2), ("draw", 3)]`` was accepted, the last pair silently winning."""
+    with pytest.raises(ValueError, match=re.escape("invalid move_ticks=[('draw', 2), ('draw', 3)]: accepted None, "
+                                                   "an integer from 1 to 64, or a mapping")) as info:
+        NertzConfig(move_ticks=[("draw", 2), ("draw", 3)])
+    assert str(info.value).endswith("(kind(s) given twice: draw; give each kind once)")
+    with pytest.raises(ValueError, match=re.escape("given twice: call, draw;")):
+        NertzConfig(move_ticks=(("call", 2), ("draw", 2), ("call", 2), ("draw", 2)))
+    timed = NertzConfig(move_ticks=[("draw", 2), ("call", 3)])
+    assert timed.move_ticks[:2] == (("draw", 2), ("call", 3))
+    assert NertzConfig(move_ticks=timed.move_ticks) == timed == NertzConfig(move_ticks={"call": 3, "draw": 2})
