@@ -59,11 +59,16 @@ class RuleOptions(TypedDict, total=False):
 
 def observation_dtype(value: object) -> type[np.int8] | type[np.float32]:
     """``observation_dtype`` as a numpy type: int8 (the default, exact and compact) or float32
-    (the same values, for models whose weights are float32)."""
+    (the same values, for models whose weights are float32), named by a string, the numpy type or
+    its ``np.dtype``; an array that only compares equal to a name (``np.array(['int8'])``) is refused,
+    naming its type, as ``config_values.check_choice`` refuses one for a rule option."""
     for dtype in (np.int8, np.float32):
-        if value is dtype or value == np.dtype(dtype).name or (isinstance(value, np.dtype) and value == dtype):
+        named = isinstance(value, str) and value == np.dtype(dtype).name
+        if value is dtype or named or (isinstance(value, np.dtype) and value == dtype):
             return dtype
-    raise ValueError(f"invalid observation_dtype={value!r}: accepted 'int8' (default) or 'float32'")
+    plain = value is None or isinstance(value, (str, type, np.dtype))
+    kind = "" if plain else f" (given a {type(value).__name__}, not a str)"
+    raise ValueError(f"invalid observation_dtype={value!r}: accepted 'int8' (default) or 'float32'{kind}")
 
 
 MOST_PENALTY = 1000.0  # as nertz_penalty and call_bonus (R7): rewards stay far inside float32
