@@ -209,6 +209,24 @@ def test_a_spec_with_a_repeated_or_empty_option_is_refused(spec, message):
         agents.parse_spec(spec)
 
 
+@pytest.mark.parametrize("value", [["ahead"], np.array(["ahead"]), ("now",), {"safe": 1}])
+def test_a_mode_option_given_as_a_list_or_an_array_is_refused_by_name(value):
+    """``make("heuristic", call=["ahead"])`` raised "TypeError: unhashable type: 'list'", and
+    ``wait=np.array(["soon"])`` was taken (the array compared equal to "soon") and kept as the array."""
+    with pytest.raises(ValueError, match=re.escape(f"invalid call={value!r}: accepted now, safe, ahead")):
+        agents.make("heuristic", call=value)
+    wait = np.array(["soon"]) if isinstance(value, np.ndarray) else value
+    with pytest.raises(ValueError, match=re.escape(f"invalid wait={wait!r}: accepted never, soon")):
+        agents.make("heuristic", wait=wait)
+
+
+@needs_torch
+def test_a_policys_call_rule_given_as_a_list_is_refused_by_name():
+    for value in (["ahead"], np.array(["now"])):
+        with pytest.raises(ValueError, match=re.escape(f"invalid call={value!r} for ppo.pt: accepted policy, ahead")):
+            agents.make("ppo", call=value)
+
+
 @pytest.mark.parametrize("name", ["my agent", " mine", "mine\n", "tab\there", "a:b", "a,b", "", "bell\x07", 5])
 def test_register_refuses_a_name_no_spec_can_carry(name):
     """``register("my agent", ...)`` succeeded, though a spec strips its name and a command line
