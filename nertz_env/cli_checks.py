@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from nertz_env.checks import check_seed
 from nertz_env.config import NertzConfig
 from nertz_env.options import ascii_float, ascii_int, parse_rule_options
 
@@ -28,32 +29,35 @@ USER_ERRORS = (ValueError, FileNotFoundError, IsADirectoryError, NotADirectoryEr
 
 
 class _StoreOnce(argparse._StoreAction):
-    """argparse's ``store``, except that an option taking a list (``--rules a=1 b=2``) given twice
-    is an error: argparse would keep the last list and silently drop the first."""
+    """argparse's ``store``, except that an option given twice is an error: argparse would keep the
+    last value (``--hands 2 --hands 3``) or list (``--rules a=1 --rules b=2``) and silently drop the
+    first. A parser made with ``last_wins=True`` (the trainers', whose tools put their own flags
+    before the user's and take the last) refuses only a list given twice."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
-        seen = getattr(parser, "_lists_given", None)
-        if self.nargs in ("*", "+") and seen is not None:
+        seen = getattr(parser, "_given", None)
+        listed = self.nargs in ("*", "+")
+        if seen is not None and self.option_strings and (listed or not getattr(parser, "last_wins", False)):
             if self.dest in seen:
-                raise argparse.ArgumentError(
-                    self, f"given twice (the second list would replace the first): give all its values after one "
-                    f"{option_string}"
-                )
+                how = f"list would replace the first): give all its values after one {option_string}" if listed else (
+                    "value would replace the first): give it once")
+                raise argparse.ArgumentError(self, f"given twice (the second {how}")
             seen.add(self.dest)
         super().__call__(parser, namespace, values, option_string)
 
 
 class Parser(argparse.ArgumentParser):
     """``argparse`` whose errors are one line, ``PROG: error: MESSAGE``, with exit code 2, and
-    where an option taking a list may be given once (``_StoreOnce``)."""
+    where an option may be given once (``_StoreOnce``; with ``last_wins``, a list option once)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, last_wins: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.last_wins = last_wins
         self.register("action", None, _StoreOnce)
         self.register("action", "store", _StoreOnce)
 
     def parse_known_args(self, args=None, namespace=None):
-        self._lists_given: set[str] = set()
+        self._given: set[str] = set()
         return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
@@ -106,6 +110,15 @@ def integer(text: str) -> int:
         return ascii_int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got {_got(text)}") from None
+
+
+def seed_number(text: str) -> int:
+    """An argparse type: a seed as the library takes one (``checks.check_seed``), an integer from 0
+    to 2**128 - 1 in ASCII digits."""
+    try:
+        return check_seed(ascii_int(text), allow_none=False)
+    except (TypeError, ValueError):
+        raise argparse.ArgumentTypeError(f"expected an integer from 0 to 2**128 - 1, got {_got(text)}") from None
 
 
 def number_from(minimum: float, inclusive: bool = True, most: float | None = None):

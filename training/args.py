@@ -196,9 +196,11 @@ def _show(value: Any) -> str:
 
 def _parser(cls: type, description: str | None, default: Any = None) -> Parser:
     """The flags of ``cls``; a bad one is one line and exit code 2 (``cli_checks.Parser``), as the
-    other commands report it, not argparse's usage dump."""
+    other commands report it, not argparse's usage dump. A flag given twice takes the last value
+    (``last_wins``: ``open_trainer`` puts its own flags first), a list flag given twice is refused."""
     parser = Parser(
         prog=prog(),
+        last_wins=True,
         description=description or cls.__doc__,
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         argument_default=default,
