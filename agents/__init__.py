@@ -59,9 +59,16 @@ _LAZY = {
 
 
 def register(name: str, factory: Factory, *, overwrite: bool = False) -> None:
-    """Make ``make(name, ...)`` call ``factory(config=..., seed=..., **options)``."""
-    if not isinstance(name, str) or not name or ":" in name or "," in name:
-        raise ValueError(f"agent names are non-empty strings without ':' or ',', got {name!r}")
+    """Make ``make(name, ...)`` call ``factory(config=..., seed=..., **options)``. ``name`` must be
+    one a spec (``name:key=value,...``, ``parse_spec``) can carry: no ``:`` or ``,``, which part a
+    spec, and no blank or unprintable character (a spec's name is stripped, and a command line splits
+    on blanks); ``factory`` must be callable."""
+    if not isinstance(name, str) or not name or any(c in ":," or c.isspace() or not c.isprintable() for c in name):
+        raise ValueError(f"agent names are non-empty strings without ':', ',', blanks or unprintable characters (a "
+                         f"spec name:key=value,... must carry them), got {name!r}")  # fmt: skip
+    if not callable(factory):
+        raise TypeError(f"the factory of agent {name!r} must be callable, factory(config=..., seed=..., **options) "
+                        f"returning an agents.Agent (such as an Agent class), got {type(factory).__name__} {factory!r}")
     if name in _REGISTRY and not overwrite:
         raise ValueError(f"agent {name!r} is already registered; pass overwrite=True to replace it")
     _REGISTRY[name] = factory

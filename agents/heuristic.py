@@ -101,14 +101,14 @@ class HeuristicAgent(Agent):
 
     def __init__(self, config: NertzConfig | None = None, seed: int = 0, wait: str = "never", **options: Any):
         super().__init__(config, seed)
-        if wait not in ("never", "soon"):
+        if not isinstance(wait, str) or wait not in ("never", "soon"):  # not a list or an array equal to one
             raise ValueError(f"invalid wait={wait!r}: accepted never, soon")
         self.wait = wait
         unknown = sorted(set(options) - set(DEFAULTS))
         if unknown:
             raise ValueError(f"unknown heuristic option(s) {', '.join(unknown)}; known: wait, {', '.join(DEFAULTS)}")
         self.options = {**DEFAULTS, **options}
-        if self.options["call"] not in CALL_MODES:
+        if not isinstance(self.options["call"], str) or self.options["call"] not in CALL_MODES:  # ["ahead"]: no key
             raise ValueError(f"invalid call={self.options['call']!r}: accepted {', '.join(CALL_MODES)}")
         depth = self.options["depth"]
         if not is_int(depth) or not 1 <= depth <= _search.MAX_DEPTH:

@@ -237,7 +237,7 @@ class PolicyAgent(Agent):
         path = Path(path)
         if not isinstance(greedy, (bool, np.bool_)):
             raise ValueError(f"invalid greedy={greedy!r}: accepted true or false")
-        if call not in CALL_RULES or (call != "policy" and path.suffix == ".zip"):
+        if not isinstance(call, str) or call not in CALL_RULES or (call != "policy" and path.suffix == ".zip"):
             raise ValueError(f"invalid call={call!r} for {path.name}: accepted {', '.join(CALL_RULES)} (.pt only)")
         if not path.exists():
             raise FileNotFoundError(f"no policy file at {path}")

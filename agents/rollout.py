@@ -35,6 +35,7 @@ from nertz_env.agents import make, register
 from nertz_env.agents.base import Agent, mix_keys
 from nertz_env.agents.determinise import Determiniser
 from nertz_env.config import NertzConfig
+from nertz_env.options import ascii_float
 
 if TYPE_CHECKING:
     from nertz_env.agents.policy import PolicyAgent
@@ -43,7 +44,7 @@ MOST_TABLES = 1 << 18  # candidates x samples x chunk: the play-out tables one c
 
 
 def _count(name: str, value: Any, low: int, high: int) -> int:
-    if isinstance(value, str) and value.isdigit():
+    if isinstance(value, str) and value.isascii() and value.isdigit():  # ASCII digits: not '３' or '٣'
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
         raise ValueError(f"rollout: invalid {name}={value!r}; accepted an integer from {low} to {high}")
@@ -78,7 +79,8 @@ class RolloutAgent(Agent):
             raise ValueError(f"rollout: candidates x samples x chunk = {tables:,} tables at once; accepted at most "
                              f"{MOST_TABLES:,} (lower chunk, the decisions searched together)")  # fmt: skip
         try:
-            self.margin = float(margin) if not isinstance(margin, bool) else -1.0
+            read = ascii_float if isinstance(margin, str) else float  # ASCII digits: not '３' or '1_0'
+            self.margin = read(margin) if not isinstance(margin, bool) else -1.0
         except (TypeError, ValueError):
             self.margin = -1.0
         if not np.isfinite(self.margin) or self.margin < 0:

@@ -51,15 +51,17 @@ class NertzSingleAgentEnv(gymnasium.Env):
     ):
         check_opponent_list(opponents)
         self.config = opponents_config(opponents, config, rules)
-        if seat != "random" and (not is_int(seat) or not 0 <= seat < self.config.num_players):
+        random_seat = isinstance(seat, str) and seat == "random"  # not an array equal to 'random'
+        if not random_seat and (not is_int(seat) or not 0 <= seat < self.config.num_players):
             raise ValueError(f"invalid seat={seat!r}: accepted 'random' or 0..{self.config.num_players - 1}")
-        if render_mode not in (None, *self.metadata["render_modes"]):
+        modes = self.metadata["render_modes"]  # a mode is named by a string, not an array equal to one
+        if render_mode is not None and (not isinstance(render_mode, str) or render_mode not in modes):
             raise ValueError(f"invalid render_mode={render_mode!r}: accepted None, 'ansi' or 'rgb_array'")
         self.illegal_action_penalty = checked_penalty(illegal_action_penalty)
         self._dtype = observation_dtype_of(observation_dtype)
         self.game = Game(self.config, illegal_action_penalty=self.illegal_action_penalty)
         self.opponents = [self._agent(o, k) for k, o in enumerate(opponents)]
-        self.seat_option = seat if seat == "random" else int(seat)
+        self.seat_option = seat if random_seat else int(seat)
         self.seat = 0
         self.render_mode = render_mode
         lay = self.game.layout

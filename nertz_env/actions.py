@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nertz_env.config import NertzConfig
+from nertz_env.config import NertzConfig, is_int
 
 # Action kinds (column T_KIND), sources (column T_SOURCE) and the first rows are the engine's.
 from nertz_env.engine.constants import (
@@ -94,6 +94,10 @@ class ActionCatalogue:
             ) from None
 
     def name(self, index: int) -> str:
-        if not 0 <= int(index) < len(self.names):
+        """The R10 name of action ``index``, a plain or numpy integer: a ``TypeError`` for another
+        value (``2.9``, ``True``, ``'5'`` are no action), a ``ValueError`` out of range."""
+        if not is_int(index):
+            raise TypeError(f"an action is an integer 0..{len(self.names) - 1}, got {index!r}")
+        if not 0 <= index < len(self.names):
             raise ValueError(f"action {index!r} is out of range; actions are 0..{len(self.names) - 1}")
         return self.names[int(index)]

@@ -9,12 +9,13 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from nertz_env.checks import check_seed
 from nertz_env.config import NertzConfig
-from nertz_env.options import parse_rule_options
+from nertz_env.options import ascii_float, ascii_int, parse_rule_options
 
 # What a plain ``pip install nertz-env`` lacks, by import name: the extra that brings it.
 EXTRAS = {"torch": "training", "stable_baselines3": "training", "sb3_contrib": "training", "PIL": "render",
@@ -28,70 +29,112 @@ USER_ERRORS = (ValueError, FileNotFoundError, IsADirectoryError, NotADirectoryEr
 
 
 class _StoreOnce(argparse._StoreAction):
-    """argparse's ``store``, except that an option taking a list (``--rules a=1 b=2``) given twice
-    is an error: argparse would keep the last list and silently drop the first."""
+    """argparse's ``store``, except that an option given twice is an error: argparse would keep the
+    last value (``--hands 2 --hands 3``) or list (``--rules a=1 --rules b=2``) and silently drop the
+    first. A parser made with ``last_wins=True`` (the trainers', whose tools put their own flags
+    before the user's and take the last) refuses only a list given twice."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
-        seen = getattr(parser, "_lists_given", None)
-        if self.nargs in ("*", "+") and seen is not None:
+        seen = getattr(parser, "_given", None)
+        listed = self.nargs in ("*", "+")
+        if seen is not None and self.option_strings and (listed or not getattr(parser, "last_wins", False)):
             if self.dest in seen:
-                raise argparse.ArgumentError(
-                    self, f"given twice (the second list would replace the first): give all its values after one "
-                    f"{option_string}"
-                )
+                how = f"list would replace the first): give all its values after one {option_string}" if listed else (
+                    "value would replace the first): give it once")
+                raise argparse.ArgumentError(self, f"given twice (the second {how}")
             seen.add(self.dest)
         super().__call__(parser, namespace, values, option_string)
 
 
 class Parser(argparse.ArgumentParser):
     """``argparse`` whose errors are one line, ``PROG: error: MESSAGE``, with exit code 2, and
-    where an option taking a list may be given once (``_StoreOnce``)."""
+    where an option may be given once (``_StoreOnce``; with ``last_wins``, a list option once)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, last_wins: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.last_wins = last_wins
         self.register("action", None, _StoreOnce)
         self.register("action", "store", _StoreOnce)
 
     def parse_known_args(self, args=None, namespace=None):
-        self._lists_given: set[str] = set()
+        self._given: set[str] = set()
         return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+def _got(text: str) -> str:
+    """``text`` as an error quotes it, with a word on how numbers are written when it has other
+    scripts' digits or underscores (``'５'``, ``'1_0'``), which Python's ``int`` would have read."""
+    if text.isascii() and "_" not in text:
+        return repr(text)
+    return f"{text!r} (numbers are written in ASCII digits 0-9, without '_')"
+
+
 def at_least(minimum: int, most: int | None = None):
-    """An argparse type: an integer >= ``minimum`` (and <= ``most`` when given: a count past it
-    would overflow or exhaust memory as a traceback, not a message)."""
+    """An argparse type: an integer in ASCII digits (``options.ascii_int``) >= ``minimum`` (and <=
+    ``most`` when given: a count past it would overflow or exhaust memory as a traceback, not a message)."""
     accepted = f"an integer >= {minimum}" if most is None else f"an integer from {minimum} to {most}"
 
     def parse(text: str) -> int:
         try:
-            value = int(text)
+            value = ascii_int(text)
         except ValueError:
             value = None
         if value is None or value < minimum or (most is not None and value > most):
-            raise argparse.ArgumentTypeError(f"expected {accepted}, got {text!r}")
+            raise argparse.ArgumentTypeError(f"expected {accepted}, got {_got(text)}")
         return value
 
     parse.__name__ = accepted
     return parse
 
 
+def ascii_number(cast: type[int] | type[float]) -> Callable[[str], int | float]:
+    """``int`` or ``float`` as an argparse type that reads ASCII digits only (``ascii_int``,
+    ``ascii_float``: not ``'３'`` or ``'1_0'``); named as the builtin, so that a bad value still
+    reads ``invalid int value: 'x'``."""
+    read = {int: ascii_int, float: ascii_float}[cast]
+
+    def parse(text: str) -> int | float:
+        return read(text)
+
+    parse.__name__ = cast.__name__
+    return parse
+
+
+def integer(text: str) -> int:
+    """An argparse type: an integer in ASCII digits, whose range the command checks where it uses it
+    (``--target-score`` and ``--max-match-hands``: by ``NertzConfig``'s own rules for them)."""
+    try:
+        return ascii_int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {_got(text)}") from None
+
+
+def seed_number(text: str) -> int:
+    """An argparse type: a seed as the library takes one (``checks.check_seed``), an integer from 0
+    to 2**128 - 1 in ASCII digits."""
+    try:
+        return check_seed(ascii_int(text), allow_none=False)
+    except (TypeError, ValueError):
+        raise argparse.ArgumentTypeError(f"expected an integer from 0 to 2**128 - 1, got {_got(text)}") from None
+
+
 def number_from(minimum: float, inclusive: bool = True, most: float | None = None):
-    """An argparse type: a finite number >= ``minimum`` (> ``minimum`` when not ``inclusive``;
-    <= ``most`` when given)."""
+    """An argparse type: a finite number in ASCII digits (``options.ascii_float``) >= ``minimum``
+    (> ``minimum`` when not ``inclusive``; <= ``most`` when given)."""
     accepted = f"a number {'>=' if inclusive else '>'} {minimum}"
     accepted = accepted if most is None else f"a number from {minimum} to {most}"
 
     def parse(text: str) -> float:
         try:
-            value = float(text)
+            value = ascii_float(text)
         except ValueError:
             value = float("nan")
         too_big = value == float("inf") or (most is not None and value > most)
         if not (value >= minimum if inclusive else value > minimum) or too_big:
-            raise argparse.ArgumentTypeError(f"expected {accepted}, got {text!r}")
+            raise argparse.ArgumentTypeError(f"expected {accepted}, got {_got(text)}")
         return value
 
     parse.__name__ = "number"

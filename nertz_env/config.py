@@ -199,8 +199,10 @@ class NertzConfig:
         self._check_table()
         self._check_play()
         self._check_match()
-        for name in [f.name for f in dataclasses.fields(self) if isinstance(getattr(self, f.name, 0), np.integer)]:
-            object.__setattr__(self, name, int(getattr(self, name)))  # as Python's: JSON, no int8 arithmetic
+        for f in dataclasses.fields(self):  # numpy's as Python's: JSON (to_dict, recordings), no int8 arithmetic
+            value = getattr(self, f.name, 0)
+            if isinstance(value, (np.integer, np.bool_)):
+                object.__setattr__(self, f.name, bool(value) if isinstance(value, np.bool_) else int(value))
         object.__setattr__(self, "_packed", _pack(self))
 
     def _check_table(self) -> None:

@@ -78,7 +78,8 @@ def normalise_speed(speed: Any, num_players: int, collision: Any) -> tuple[float
 
 
 def normalise_move_ticks(value: Any) -> tuple[tuple[str, int], ...]:
-    """``move_ticks`` as ``((kind, ticks), ...)`` over every kind of ``MOVE_KINDS``, in order."""
+    """``move_ticks`` as ``((kind, ticks), ...)`` over every kind of ``MOVE_KINDS``, in order; given
+    as ``(kind, ticks)`` pairs, a kind may come once."""
     accepted = f"None, an integer from 1 to 64, or a mapping from {', '.join(MOVE_KINDS)} to such integers"
     if value is None:
         ticks: dict[str, Any] = dict.fromkeys(MOVE_KINDS, 1)
@@ -86,9 +87,13 @@ def normalise_move_ticks(value: Any) -> tuple[tuple[str, int], ...]:
         ticks = dict.fromkeys(MOVE_KINDS, value)
     else:
         try:
-            pairs = dict(value.items() if hasattr(value, "items") else value)
+            items = [tuple(pair) for pair in (value.items() if hasattr(value, "items") else value)]
+            pairs = dict(items)
         except (TypeError, ValueError):
             fail("move_ticks", value, accepted)
+        if len(pairs) < len(items):  # as pairs, a kind given twice (the last would silently win)
+            twice = sorted({str(k) for k in pairs if [kind for kind, _ in items].count(k) > 1})
+            fail("move_ticks", value, accepted + f" (kind(s) given twice: {', '.join(twice)}; give each kind once)")
         unknown = sorted(set(pairs) - set(MOVE_KINDS), key=str)
         if unknown:
             fail("move_ticks", value, accepted + f" (unknown kind(s): {', '.join(map(str, unknown))})")

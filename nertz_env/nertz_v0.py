@@ -166,7 +166,8 @@ class NertzParallelEnv(ParallelEnv):
         **rules: Unpack[RuleOptions],
     ):
         config = _options.env_config(config, num_players, rules)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+        modes = self.metadata["render_modes"]  # a mode is named by a string, not an array equal to one
+        if render_mode is not None and (not isinstance(render_mode, str) or render_mode not in modes):
             raise ValueError(f"invalid render_mode={render_mode!r}: accepted None, 'ansi', 'human' or 'rgb_array'")
         penalty = _options.illegal_action_penalty(illegal_action_penalty)
         self.info_action_mask = _options.info_action_mask(info_action_mask)

@@ -17,9 +17,9 @@ import numpy as np
 from nertz_env.config import NertzConfig
 
 __all__ = [
-    "INPUT_RULES", "OTHER_RULES", "PLAY_RULES", "ObservationDtype", "RuleOptions", "env_config", "flag",
-    "illegal_action_penalty", "info_action_mask",
-    "observation_dtype", "parse_rule_options", "parse_value", "reset_decks",
+    "INPUT_RULES", "OTHER_RULES", "PLAY_RULES", "ObservationDtype", "RuleOptions", "ascii_float", "ascii_int",
+    "env_config", "flag", "illegal_action_penalty", "info_action_mask", "observation_dtype", "parse_rule_options",
+    "parse_value", "reset_decks",
 ]  # fmt: skip
 
 # NertzConfig's options in three groups (tests/test_agent_doors.py checks that they hold every option
@@ -71,11 +71,16 @@ class RuleOptions(TypedDict, total=False):
 
 def observation_dtype(value: object) -> type[np.int8] | type[np.float32]:
     """``observation_dtype`` as a numpy type: int8 (the default, exact and compact) or float32
-    (the same values, for models whose weights are float32)."""
+    (the same values, for models whose weights are float32), named by a string, the numpy type or
+    its ``np.dtype``; an array that only compares equal to a name (``np.array(['int8'])``) is refused,
+    naming its type, as ``config_values.check_choice`` refuses one for a rule option."""
     for dtype in (np.int8, np.float32):
-        if value is dtype or value == np.dtype(dtype).name or (isinstance(value, np.dtype) and value == dtype):
+        named = isinstance(value, str) and value == np.dtype(dtype).name
+        if value is dtype or named or (isinstance(value, np.dtype) and value == dtype):
             return dtype
-    raise ValueError(f"invalid observation_dtype={value!r}: accepted 'int8' (default) or 'float32'")
+    plain = value is None or isinstance(value, (str, type, np.dtype))
+    kind = "" if plain else f" (given a {type(value).__name__}, not a str)"
+    raise ValueError(f"invalid observation_dtype={value!r}: accepted 'int8' (default) or 'float32'{kind}")
 
 
 MOST_PENALTY = 1000.0  # as nertz_penalty and call_bonus (R7): rewards stay far inside float32
@@ -133,14 +138,33 @@ def reset_decks(decks: Any) -> Any:
     return list(decks)
 
 
+def ascii_int(text: str) -> int:
+    """``int(text)`` of a decimal integer written in ASCII (``[+-]?[0-9]+``, blanks around it
+    allowed), else a ``ValueError``: Python's ``int`` also reads other scripts' digits (``'３'``,
+    ``'٣'``) and underscores (``'1_0'`` is 10), which no command line or spec means as a number."""
+    if not isinstance(text, str) or not text.isascii() or "_" in text:
+        raise ValueError(f"not an integer in ASCII digits: {text!r}")
+    return int(text)
+
+
+def ascii_float(text: str) -> float:
+    """``float(text)`` of a number written in ASCII (``0.5``, ``1e-3``, ``-2``; ``inf`` and ``nan``
+    as Python writes them), else a ``ValueError``: no other scripts' digits, no underscores."""
+    if not isinstance(text, str) or not text.isascii() or "_" in text:
+        raise ValueError(f"not a number in ASCII digits: {text!r}")
+    return float(text)
+
+
 def parse_value(text: str) -> Any:
-    """A command-line value: int, float, true/false, none, else the string itself."""
+    """A command-line value: int, float (each in ASCII digits, ``ascii_int``, ``ascii_float``),
+    true/false, none, else the string itself (``'３'`` and ``'1_0'`` stay strings, which the option's
+    own check refuses by name)."""
     low = text.lower()
     if low in ("true", "false"):
         return low == "true"
     if low == "none":
         return None
-    for cast in (int, float):
+    for cast in (ascii_int, ascii_float):
         try:
             return cast(text)
         except ValueError:

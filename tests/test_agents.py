@@ -209,6 +209,50 @@ def test_a_spec_with_a_repeated_or_empty_option_is_refused(spec, message):
         agents.parse_spec(spec)
 
 
+@pytest.mark.parametrize("value", [["ahead"], np.array(["ahead"]), ("now",), {"safe": 1}])
+def test_a_mode_option_given_as_a_list_or_an_array_is_refused_by_name(value):
+    """``make("heuristic", call=["ahead"])`` raised "TypeError: unhashable type: 'list'", and
+    ``wait=np.array(["soon"])`` was taken (the array compared equal to "soon") and kept as the array."""
+    with pytest.raises(ValueError, match=re.escape(f"invalid call={value!r}: accepted now, safe, ahead")):
+        agents.make("heuristic", call=value)
+    wait = np.array(["soon"]) if isinstance(value, np.ndarray) else value
+    with pytest.raises(ValueError, match=re.escape(f"invalid wait={wait!r}: accepted never, soon")):
+        agents.make("heuristic", wait=wait)
+
+
+@needs_torch
+def test_a_policys_call_rule_given_as_a_list_is_refused_by_name():
+    for value in (["ahead"], np.array(["now"])):
+        with pytest.raises(ValueError, match=re.escape(f"invalid call={value!r} for ppo.pt: accepted policy, ahead")):
+            agents.make("ppo", call=value)
+
+
+@pytest.mark.parametrize("name", ["my agent", " mine", "mine\n", "tab\there", "a:b", "a,b", "", "bell\x07", 5])
+def test_register_refuses_a_name_no_spec_can_carry(name):
+    """``register("my agent", ...)`` succeeded, though a spec strips its name and a command line
+    splits on blanks."""
+    with pytest.raises(ValueError, match=re.escape(f"agent names are non-empty strings without ':', ',', blanks or "
+                                                   f"unprintable characters (a spec name:key=value,... must carry "
+                                                   f"them), got {name!r}")):  # fmt: skip
+        agents.register(name, agents.GreedyAgent)
+    assert name not in agents.names()
+
+
+@pytest.mark.parametrize("factory", [5, "greedy", None, agents.GreedyAgent(config=NertzConfig(num_players=2))])
+def test_register_refuses_a_factory_it_cannot_call(factory):
+    """``register("zzz", 5)`` succeeded; ``make("zzz")`` then failed with "'int' object is not callable"."""
+    with pytest.raises(TypeError, match=re.escape("the factory of agent 'zzz' must be callable, factory(config=..., "
+                                                  "seed=..., **options) returning an agents.Agent")):  # fmt: skip
+        agents.register("zzz", factory)
+    assert "zzz" not in agents.names()
+
+
+def test_register_takes_a_name_a_spec_can_carry(monkeypatch):
+    monkeypatch.setattr(agents, "_REGISTRY", dict(agents._REGISTRY))  # registered for this test only
+    agents.register("my-greedy_2.0=x", agents.GreedyAgent, overwrite=True)
+    assert type(agents.make_spec("my-greedy_2.0=x", config=NertzConfig(num_players=2))) is agents.GreedyAgent
+
+
 def test_agent_options_in_range_are_taken():
     h = agents.make_spec("heuristic:empty=-2,gamma=0,stuck=0,out=4.5,wait=soon")
     assert [h.options[key] for key in ("empty", "gamma", "stuck", "out")] == [-2, 0, 0, 4.5] and h.wait == "soon"

@@ -9,6 +9,7 @@ import pytest
 import reference
 from conftest import FULL_DECK
 
+from nertz_env import nertz_v0
 from nertz_env.actions import ACTION_CALL, ACTION_DRAW, ACTION_WAIT, ActionCatalogue
 from nertz_env.cards import card_name, parse_card, parse_deck
 from nertz_env.config import NertzConfig
@@ -78,6 +79,21 @@ def test_index_and_name_round_trip_and_unknowns_raise():
         catalogue.name(len(catalogue))
     with pytest.raises(ValueError, match="out of range"):
         catalogue.name(-1)
+
+
+@pytest.mark.parametrize("index", [2.9, 3.0, True, np.bool_(False), "5", None, np.float64(1.0), [1]])
+def test_an_action_name_is_only_given_for_an_integer(index):
+    """``name(2.9)`` was 'call', ``name(True)`` 'draw' and ``name('5')`` an action too: ``int()``
+    read them. A plain or numpy integer in range is the only action (``env.unwrapped.action_name``)."""
+    catalogue = ActionCatalogue(NertzConfig())
+    with pytest.raises(TypeError, match=re.escape(f"an action is an integer 0..180, got {index!r}")):
+        catalogue.name(index)
+    env = nertz_v0.parallel_env(num_players=2)
+    with pytest.raises(TypeError, match="an action is an integer 0..180"):
+        env.unwrapped.action_name(index)
+    assert catalogue.name(np.int8(2)) == env.unwrapped.action_name(np.int64(2)) == catalogue.name(2) == "call"
+    with pytest.raises(ValueError, match="action 181 is out of range; actions are 0..180"):
+        catalogue.name(181)
 
 
 # --- malformed fixed deals (R10) ----------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 
@@ -131,3 +132,43 @@ def test_a_seed_pair_on_other_deals_is_refused_naming_them(reports, tmp_path, ca
             main([paths["b"], paths["v"], "--seed-pair", *pair])
         err = capsys.readouterr().err
         assert stop.value.code == 2 and message in err and err.count("\n") == 1, err
+
+
+def _refused_by_the_command(paths, capsys) -> str:
+    with pytest.raises(SystemExit) as stop:
+        main([str(p) for p in paths])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+def test_a_report_without_a_hand_of_the_compared_agent_is_refused_by_name(reports, tmp_path, capsys):
+    """Reports with no hand of the compared agent (``hands`` empty, or a pool where it never sat)
+    ended in a ZeroDivisionError traceback (exit status 1)."""
+    base, variant = reports
+    empty = {**variant, "hands": []}
+    with pytest.raises(ValueError, match=re.escape("the variant holds no hand of agent 0 (random): its hands are "
+                                                   "none, or none seated it")):  # fmt: skip
+        compare(base, empty)
+    unseated = {**base, "hands": [h for h in base["hands"] if 0 not in h["seats"]]}  # as a pool that never sat it
+    with pytest.raises(ValueError, match=re.escape("the base holds no hand of agent 0 (heuristic)")):
+        compare(unseated, unseated)
+    (tmp_path / "b.json").write_text(json.dumps(base, default=float))
+    (tmp_path / "e.json").write_text(json.dumps(empty, default=float))
+    err = _refused_by_the_command([tmp_path / "b.json", tmp_path / "e.json"], capsys)
+    assert f"ValueError: {tmp_path / 'e.json'} holds no hand of agent 0 (random)" in err
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, None, "3", True])
+def test_a_score_that_is_not_a_finite_number_is_refused_by_name(reports, tmp_path, capsys, bad):
+    """A NaN score passed silently (the differences came out NaN)."""
+    base, variant = reports
+    broken = json.loads(json.dumps(variant, default=float))
+    broken["hands"][3]["scores"][1] = bad
+    key = broken["hands"][3]["key"]
+    with pytest.raises(ValueError, match=re.escape(f"the variant holds a hand (key {key}) whose scores")):
+        compare(base, broken)
+    (tmp_path / "b.json").write_text(json.dumps(base, default=float))
+    (tmp_path / "n.json").write_text(json.dumps(broken))
+    err = _refused_by_the_command([tmp_path / "b.json", tmp_path / "n.json"], capsys)
+    assert "are not all finite numbers: pass the --out file of nertz eval as it wrote it" in err

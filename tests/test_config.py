@@ -207,3 +207,34 @@ def test_numpy_integers_are_accepted_and_a_config_survives_pickle():
     assert all(type(getattr(small, k)) is int for k in ("nertz_pile_size", "nertz_penalty", "max_cycles"))
     assert json.loads(json.dumps(small.to_dict()))["nertz_pile_size"] == 48
     assert small.nertz_penalty * small.nertz_pile_size == 48000
+
+
+def test_numpy_bools_are_kept_as_python_bools_so_a_config_writes_to_json():
+    """``NertzConfig(turn_based=np.bool_(True))`` kept the numpy bool: ``json.dumps(config.to_dict())``
+    and a recording's ``to_json()`` failed ("Object of type bool is not JSON serializable")."""
+    from nertz_env.game import Game
+    from nertz_env.replay import start_recording
+
+    flags = ("nertz_to_work", "slide_under", "auto_call", "turn_based", "nertz_builds", "partners", "aces_to_work")
+    config = NertzConfig(**dict.fromkeys(flags, np.bool_(True)))
+    assert all(type(getattr(config, k)) is bool and getattr(config, k) for k in flags)
+    assert json.loads(json.dumps(config.to_dict()))["turn_based"] is True
+    assert config == NertzConfig(**dict.fromkeys(flags, True)) and repr(config).count("=True") == len(flags)
+    off = NertzConfig(turn_based=np.bool_(False), slide_under=np.False_)
+    assert off.turn_based is False and off.slide_under is False
+    game = Game(off)
+    game.reset(seed=0)
+    assert json.loads(start_recording(game).to_json())["config"]["turn_based"] is False
+
+
+def test_r3_move_ticks_given_as_pairs_takes_each_kind_once():
+    """``move_ticks=[("draw", 2), ("draw", 3)]`` was accepted, the last pair silently winning."""
+    with pytest.raises(ValueError, match=re.escape("invalid move_ticks=[('draw', 2), ('draw', 3)]: accepted None, "
+                                                   "an integer from 1 to 64, or a mapping")) as info:
+        NertzConfig(move_ticks=[("draw", 2), ("draw", 3)])
+    assert str(info.value).endswith("(kind(s) given twice: draw; give each kind once)")
+    with pytest.raises(ValueError, match=re.escape("given twice: call, draw;")):
+        NertzConfig(move_ticks=(("call", 2), ("draw", 2), ("call", 2), ("draw", 2)))
+    timed = NertzConfig(move_ticks=[("draw", 2), ("call", 3)])
+    assert timed.move_ticks[:2] == (("draw", 2), ("call", 3))
+    assert NertzConfig(move_ticks=timed.move_ticks) == timed == NertzConfig(move_ticks={"call": 3, "draw": 2})

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import re
 import typing
 
 import gymnasium
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 
 from nertz_env import NertzConfig, infos, nertz_v0
-from nertz_env.options import RuleOptions
+from nertz_env.options import RuleOptions, observation_dtype
 
 FORMS = {
     "standard": {"num_players": 3},
@@ -139,6 +140,29 @@ def test_float32_observation_and_state_hold_the_int8_values(dtype):
     assert aec.observe("player_1")["observation"].dtype == np.float32
     with pytest.raises(ValueError, match="invalid observation_dtype=.*'int8'.*'float32'"):
         nertz_v0.parallel_env(observation_dtype="float16")
+
+
+@pytest.mark.parametrize("given", [np.array(["int8"]), np.array("float32"), ["int8"], np.str_("int16")])
+def test_observation_dtype_is_named_by_a_string_not_an_array_equal_to_one(given):
+    """``observation_dtype=np.array(['int8'])`` was taken: the array compared equal to 'int8'."""
+    with pytest.raises(ValueError, match=re.escape(f"invalid observation_dtype={given!r}: accepted 'int8' (default) "
+                                                   "or 'float32'")) as info:  # fmt: skip
+        nertz_v0.parallel_env(observation_dtype=given)
+    assert ("not a str" in str(info.value)) is not isinstance(given, str)
+    assert observation_dtype(np.str_("float32")) is np.float32 and observation_dtype(np.dtype("int8")) is np.int8
+
+
+def test_render_mode_and_the_single_seat_are_named_by_strings_not_arrays_equal_to_one():
+    """``render_mode=np.array(['ansi'])`` and the single-seat env's ``seat=np.array(['random'])``
+    were taken (and kept as arrays): each compared equal to the name."""
+    with pytest.raises(ValueError, match=r"invalid render_mode=array\(\['ansi'\]"):
+        nertz_v0.parallel_env(render_mode=np.array(["ansi"]))
+    with pytest.raises(ValueError, match=r"invalid render_mode=array\(\['ansi'\]"):
+        gymnasium.make("nertz_env/NertzSingle-v0", render_mode=np.array(["ansi"]))
+    with pytest.raises(ValueError, match=r"invalid seat=array\(\['random'\].*: accepted 'random' or 0..3"):
+        gymnasium.make("nertz_env/NertzSingle-v0", seat=np.array(["random"]))
+    assert gymnasium.make("nertz_env/NertzSingle-v0", seat=np.str_("random")).unwrapped.seat_option == "random"
+    assert nertz_v0.parallel_env(render_mode=np.str_("ansi")).render_mode == "ansi"
 
 
 def test_end_reason_codes_are_published():

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, TypeVar
 
-from nertz_env.cli_checks import Parser
+from nertz_env.cli_checks import Parser, ascii_number
 from nertz_env.config import NertzConfig
 from nertz_env.options import parse_rule_options
 
@@ -201,9 +201,11 @@ def _show(value: Any) -> str:
 
 def _parser(cls: type, description: str | None, default: Any = None) -> Parser:
     """The flags of ``cls``; a bad one is one line and exit code 2 (``cli_checks.Parser``), as the
-    other commands report it, not argparse's usage dump."""
+    other commands report it, not argparse's usage dump. A flag given twice takes the last value
+    (``last_wins``: ``open_trainer`` puts its own flags first), a list flag given twice is refused."""
     parser = Parser(
         prog=prog(),
+        last_wins=True,
         description=description or cls.__doc__,
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         argument_default=default,
@@ -221,10 +223,12 @@ def _parser(cls: type, description: str | None, default: Any = None) -> Parser:
             parser.add_argument(flag, type=_bool, default=default, metavar="BOOL", help=help_text)
         elif origin in (list, tuple):
             (item,) = {a for a in typing.get_args(hint) if a is not Ellipsis}
+            item = ascii_number(item) if item in (int, float) else item
             choices = f.metadata.get("choices")
             parser.add_argument(flag, type=item, nargs="*", default=default, help=help_text, choices=choices)
         else:
             kind = next((a for a in typing.get_args(hint) if a is not type(None)), hint)
+            kind = ascii_number(kind) if kind in (int, float) else kind
             parser.add_argument(flag, type=kind, default=default, help=help_text, choices=f.metadata.get("choices"))
     return parser
 

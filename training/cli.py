@@ -22,7 +22,17 @@ import sys
 from argparse import RawDescriptionHelpFormatter
 from collections.abc import Sequence
 
-from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, number_from, output_file, require, rule_config
+from nertz_env.cli_checks import (
+    USER_ERRORS,
+    Parser,
+    at_least,
+    integer,
+    number_from,
+    output_file,
+    require,
+    rule_config,
+    seed_number,
+)
 
 _FRONT_ENDS = {
     "eval": ("the evaluation harness: duplicate deals, intervals, ratings", "nertz_env.training.evaluate"),
@@ -45,13 +55,13 @@ def _parser() -> Parser:
     p = sub.add_parser("play", help="play a hand (or a match) in the terminal against bots")
     p.add_argument("--players", type=at_least(2), default=4, help="players at the table, you included (2 to 8)")
     p.add_argument("--opponents", nargs="+", default=["heuristic"], help="one bot name for all, or one per seat")
-    p.add_argument("--seed", type=at_least(0), default=0, help="seed of the game (a match deals every hand from it)")
+    p.add_argument("--seed", type=seed_number, default=0, help="seed of the game (a match deals every hand from it)")
     p.add_argument("--match", action="store_true", help="play hands until someone reaches --target-score (R8)")
-    p.add_argument("--target-score", type=int, default=None, help="match target (R8; default 100)")
+    p.add_argument("--target-score", type=integer, default=None, help="match target (R8; default 100)")
     p.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule options, e.g. stock_draw=1")
     w = sub.add_parser("watch", help="watch bots play a hand; optionally save it as GIF or HTML")
     w.add_argument("--agents", nargs="+", default=["heuristic", "greedy", "greedy", "greedy"], help="one per seat")
-    w.add_argument("--seed", type=at_least(0), default=0, help="seed of the deal")
+    w.add_argument("--seed", type=seed_number, default=0, help="seed of the deal")
     w.add_argument("--delay", type=number_from(0, most=3600), default=None, help="seconds between ticks (0.2)")
     w.add_argument("--quiet", action="store_true", help="do not print the table each tick")
     w.add_argument("--gif", type=output_file(".gif"), default=None, help="write the hand as an animated GIF (Pillow)")

@@ -14,7 +14,8 @@ For each variant and each deal, the compared agent's (``--agent``, default 0, th
 differences ``variant - base`` are averaged over deals with a Student-t 95% interval over deals
 (the unit of pairing). The reports must be full ``--out`` files of duplicate runs (the hands are
 needed; ``learning_results --add`` keeps none) with the same seed, players, rules and deals, and
-the same agents in every other seat, so that the compared player is all that differs. The
+the same agents in every other seat, so that the compared player is all that differs; a report
+with no hand of the compared agent, or a score that is not a finite number, is refused by name. The
 interval covers the deals, not training: two training seeds of one recipe differ too.
 
 Training's own noise needs several training seeds of both recipes. ``--seed-pair BASE VARIANT``
@@ -33,6 +34,7 @@ wide with few seeds, and honest about it).
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
@@ -43,13 +45,17 @@ from nertz_env.training import stats
 _SAME = ("seed", "players", "config")  # the mode is checked per report: duplicate
 
 
-def per_deal(report: dict[str, Any], agent: int) -> dict[int, tuple[float, float]]:
-    """``{deal: (win share, score)}`` of agent ``agent``, each averaged over the deal's hands."""
+def per_deal(report: dict[str, Any], agent: int, name: str = "the report") -> dict[int, tuple[float, float]]:
+    """``{deal: (win share, score)}`` of agent ``agent``, each averaged over the deal's hands; a
+    hand of it whose scores are not all finite numbers is a ``ValueError`` naming ``name``."""
     wins: dict[int, list[float]] = defaultdict(list)
     scores: dict[int, list[float]] = defaultdict(list)
     for rec in report["hands"]:
         if agent not in rec["seats"]:
             continue
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in rec["scores"]):
+            raise ValueError(f"{name} holds a hand (key {rec['key']}) whose scores {rec['scores']} are not all finite "
+                             "numbers: pass the --out file of nertz eval as it wrote it")  # fmt: skip
         seat = rec["seats"].index(agent)
         wins[rec["key"][0]].append(stats.win_shares(rec["scores"])[seat])
         scores[rec["key"][0]].append(float(rec["scores"][seat]))
@@ -78,7 +84,11 @@ def compare(base: dict[str, Any], other: dict[str, Any], agent: int = 0, name: s
     """The paired difference ``other - base`` of agent ``agent``'s win share and score per deal,
     with 95% intervals over the deals both reports hold (which must be the same deals)."""
     check_pair(base, other, agent, name)
-    a, b = per_deal(base, agent), per_deal(other, agent)
+    a, b = per_deal(base, agent, "the base"), per_deal(other, agent, name)
+    for k, rep, held in (("the base", base, a), (name, other, b)):
+        if not held:
+            raise ValueError(f"{k} holds no hand of agent {agent} ({rep['specs'][agent]}): its hands are none, or "
+                             "none seated it (a pool of more agents than seats): compare reports where it played")
     if set(a) != set(b):
         extra = sorted(set(a) ^ set(b))
         raise ValueError(f"{name} and the base hold different deals (deal {extra[0]} is in one only): "

@@ -48,7 +48,18 @@ import numpy as np
 from nertz_env import agents as agent_registry
 from nertz_env import engine
 from nertz_env.agents.base import Agent
-from nertz_env.cli_checks import MOST_BATCH, MOST_DEALS, USER_ERRORS, Parser, at_least, output_file, rule_config
+from nertz_env.checks import check_seed
+from nertz_env.cli_checks import (
+    MOST_BATCH,
+    MOST_DEALS,
+    USER_ERRORS,
+    Parser,
+    at_least,
+    integer,
+    output_file,
+    rule_config,
+    seed_number,
+)
 from nertz_env.config import MATCH_ENDS, NertzConfig
 from nertz_env.options import parse_rule_options
 from nertz_env.training.arena import Arena, Hand, HandResult, MatchSoFar, Stream, hand_stream_seed, single
@@ -265,6 +276,7 @@ def evaluate(
     for name, value, low in (("hands", hands, 1), ("batch_size", batch_size, 1), ("first_deal", first_deal, 0)):
         if not isinstance(value, int) or isinstance(value, bool) or value < low:
             raise ValueError(f"invalid {name}={value!r}: accepted an integer >= {low}")
+    check_seed(seed, allow_none=False)  # as the library takes seeds (numpy's SeedSequence takes any size)
     NertzConfig(target_score=target_score, max_hands=max_match_hands)  # R8's own checks of both
     players = players if players is not None else len(agents)
     base = config if config is not None else NertzConfig()
@@ -351,11 +363,12 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz eval") -> int:
     add = ap.add_argument
     add("--agents", nargs="+", required=True, help="agent names or name:key=value,... specs, one per seat")
     add("--hands", type=at_least(1, MOST_DEALS), default=2000, help="deals, each played in every rotation (or matches)")
-    add("--seed", type=at_least(0), default=0, help="the seed of the deals, the races (R6) and the agents")
+    add("--seed", type=seed_number, default=0, help="the seed of the deals, the races (R6) and the agents")
     add("--players", type=at_least(2), default=None, help="seats per table; default one per agent, fewer makes a pool")
     add("--matches", action="store_true", help="play matches to --target-score (R8) instead of single hands")
-    add("--target-score", type=int, default=None, help="match target (R8; default 100)")
-    add("--max-match-hands", type=int, default=None, help="decide a match still running after this many hands (100)")
+    add("--target-score", type=integer, default=None, help="match target (R8; default 100)")
+    add("--max-match-hands", type=integer, default=None,
+        help="decide a match still running after this many hands (100)")
     add("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="NertzConfig options, e.g. stock_draw=1")
     add("--batch-size", type=at_least(1, MOST_BATCH), default=2048, help="tables stepped together")
     add("--first-deal", type=at_least(0), default=0, help="play deals from this index on (a shard: merge_reports)")
@@ -403,4 +416,4 @@ def match_length(ap: Parser, config: NertzConfig, target: int | None, cap: int |
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(prog="python -m nertz_env.training.evaluate"))

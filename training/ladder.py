@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from nertz_env import agents as registry
-from nertz_env.cli_checks import MOST_DEALS, USER_ERRORS, Parser, at_least, output_file, require
+from nertz_env.cli_checks import MOST_DEALS, USER_ERRORS, Parser, at_least, output_file, require, seed_number
 from nertz_env.config import NertzConfig
 from nertz_env.config_values import is_int, is_real
 from nertz_env.training.evaluate import evaluate, versions
@@ -102,11 +102,20 @@ def deals_for(n: int, players: int, deals_per_pair: int) -> int:
     return max(1, math.ceil(deals_per_pair * n * (n - 1) / (players * (players - 1))))
 
 
+def check_players(players: Sequence[int]) -> None:
+    """The table sizes of a ladder, each once: a size given twice would merge its two ladders."""
+    twice = sorted({p for p in players if list(players).count(p) > 1})
+    if twice:
+        raise ValueError(f"table size(s) {', '.join(map(str, twice))} given twice in {list(players)}: one ladder per "
+                         "table size, give each once")  # fmt: skip
+
+
 def ladder(
     entrants: Sequence[dict[str, Any]], players: Sequence[int] = PLAYERS, deals_per_pair: int = 10, seed: int = 0,
     progress: bool | None = False,
 ) -> dict[str, Any]:
     """Rate ``entrants`` (from ``entrants_for``) at each table size of ``players``; the record."""
+    check_players(players)
     if not isinstance(deals_per_pair, int) or isinstance(deals_per_pair, bool) or deals_per_pair < 1:
         raise ValueError(f"invalid deals_per_pair={deals_per_pair!r}: accepted an integer >= 1")
     tables = {}
@@ -254,12 +263,16 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz ladder") -> int:
     add("--no-shipped", action="store_true", help="leave out the shipped policies (agents/policies/)")
     add("--players", nargs="+", type=at_least(2), default=list(PLAYERS), help="table sizes, one ladder each")
     add("--deals-per-pair", type=at_least(1, MOST_DEALS), default=10, help="deals per pair of entrants (about)")
-    add("--seed", type=at_least(0), default=0, help="the seed of the deals, the seat draws and the agents")
+    add("--seed", type=seed_number, default=0, help="the seed of the deals, the seat draws and the agents")
     add("--out", type=output_file(".json"), default=None, help="write the ladder record as JSON")
     add("--plot", type=output_file(".png", ".svg", ".pdf"), default=None, help="draw rating against decisions")
     add("--plot-only", default=None, metavar="JSON", help="draw --plot from this record instead of playing")
     add("--quiet", action="store_true", help="no progress")
     args = ap.parse_args(argv)
+    try:
+        check_players(args.players)
+    except ValueError as e:
+        ap.error(f"argument --players: {e}")
     if args.plot and importlib.util.find_spec("matplotlib") is None:  # before any deal is played
         ap.error("--plot needs matplotlib, which is not installed: pip install 'nertz-env[training]'")
     try:
@@ -290,4 +303,4 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz ladder") -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(prog="python -m nertz_env.training.ladder"))

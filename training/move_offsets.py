@@ -34,6 +34,7 @@ from nertz_env.agents.policy import PolicyAgent
 from nertz_env.cli_checks import USER_ERRORS, Parser, at_least, output_file
 from nertz_env.config import MOVE_KINDS, NertzConfig
 from nertz_env.engine.constants import NERTZ, T_KIND, T_SOURCE, TO_FOUNDATION, WASTE
+from nertz_env.options import ascii_float
 from nertz_env.training.compare_reports import compare
 from nertz_env.training.evaluate import evaluate
 
@@ -106,7 +107,7 @@ def parse_offsets(text: str) -> dict[str, float]:
         if group.strip() in offsets:  # the last would silently win
             raise ValueError(f"invalid offsets {text!r}: {group.strip()} is given twice; give each group once")
         try:
-            offsets[group.strip()] = float(value)
+            offsets[group.strip()] = ascii_float(value)
         except ValueError:
             raise ValueError(f"invalid offset {item!r}: {value!r} is not a number") from None
     return check_offsets(offsets)

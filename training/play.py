@@ -50,7 +50,7 @@ def choose(env, obs: dict, out: Callable[[str], None] = print, read: Callable[[s
             return None
         if text == "":
             return 0
-        if text.isdigit() and int(text) in legal:
+        if text.isascii() and text.isdigit() and int(text) in legal:  # ASCII digits: not '٣'
             return int(text)
         if text in names and names.index(text) in legal:
             return names.index(text)

@@ -28,7 +28,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from nertz_env.agents.base import Agent
-from nertz_env.cli_checks import MOST_DEALS, USER_ERRORS, Parser, at_least, output_file, rule_config
+from nertz_env.checks import check_seed
+from nertz_env.cli_checks import (
+    MOST_DEALS,
+    USER_ERRORS,
+    Parser,
+    at_least,
+    integer,
+    output_file,
+    rule_config,
+    seed_number,
+)
 from nertz_env.config import NertzConfig
 from nertz_env.training import brackets, stats
 from nertz_env.training.arena import Arena, hand_stream_seed
@@ -109,6 +119,7 @@ def tournament(
         raise ValueError(f"unknown tournament format {format!r}; choose one of {', '.join(FORMATS)}")
     if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
         raise ValueError(f"invalid rounds={rounds!r}: accepted an integer >= 1")
+    check_seed(seed, allow_none=False)  # as the library takes seeds (numpy's SeedSequence takes any size)
     NertzConfig(target_score=target_score, max_hands=max_match_hands)  # R8's own checks of both
     config = config if config is not None else NertzConfig()
     play = ArenaPlay(agents, config, seed, target_score, max_match_hands)
@@ -209,9 +220,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz tournament") -> i
     add = ap.add_argument
     add("--format", choices=FORMATS, default="elimination", help="single elimination or the table ladder (R8)")
     add("--agents", nargs="+", required=True, help="one agent name or name:key=value,... spec per entrant")
-    add("--seed", type=at_least(0), default=0, help="the seed of the seat draws, the cuts, the deals and the agents")
-    add("--target-score", type=int, default=None, help="every match is played to this total (R8; default 100)")
-    add("--max-match-hands", type=int, default=None, help="decide a match still running after this many hands (100)")
+    add("--seed", type=seed_number, default=0, help="the seed of the seat draws, the cuts, the deals and the agents")
+    add("--target-score", type=integer, default=None, help="every match is played to this total (R8; default 100)")
+    add("--max-match-hands", type=integer, default=None,
+        help="decide a match still running after this many hands (100)")
     add("--rounds", type=at_least(1, MOST_DEALS), default=None, help="ladder: tables each (R8: four, the default)")
     add("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="NertzConfig options, e.g. stock_draw=1")
     add("--out", type=output_file(), default=None, help="write the tournament record as JSON")
@@ -238,4 +250,4 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz tournament") -> i
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(prog="python -m nertz_env.training.tournament"))

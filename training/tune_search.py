@@ -30,7 +30,7 @@ import numpy as np
 
 from nertz_env import NertzConfig
 from nertz_env.agents.heuristic import DEFAULTS, HeuristicAgent
-from nertz_env.cli_checks import Parser, at_least
+from nertz_env.cli_checks import Parser, ascii_number, at_least
 from nertz_env.training.checkpoint import atomic_write
 from nertz_env.training.evaluate import evaluate
 
@@ -106,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--generations", type=at_least(1), default=24, help="generations in all (with --resume too)")
     ap.add_argument("--popsize", type=at_least(2), default=10, help="candidates per generation")
     ap.add_argument("--deals", type=at_least(1), default=150, help="duplicate deals per candidate")
-    ap.add_argument("--sigma", type=float, default=0.3, help="the strategy's first step size")
+    ap.add_argument("--sigma", type=ascii_number(float), default=0.3, help="the strategy's first step size")
     ap.add_argument("--seed", type=at_least(0), default=7, help="seeds the strategy and every generation's deals")
     ap.add_argument("--resume", action="store_true", help="go on from the run directory's state.pkl")
     args = ap.parse_args(argv)
