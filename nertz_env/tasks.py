@@ -15,7 +15,6 @@ what it plays.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,23 +91,6 @@ class Task:
                                  f"{0 if name == 'eval_seed' else 1}")  # fmt: skip
         if not isinstance(self.pool, tuple) or not self.pool or not all(isinstance(a, str) and a for a in self.pool):
             raise ValueError(f"task {self.name}: pool must be a non-empty tuple of agent specs, got {self.pool!r}")
-        self._check_pool()
-
-    def _check_pool(self) -> None:
-        """Every pool spec builds its agent for the task's rules (``agents.make_spec``), so that a
-        spec no agent reads fails here, naming the task, not when the evaluation reaches it. The
-        default ``POOL`` (scripted players, checked by the tests) builds nothing: the built-in tasks
-        import no agent."""
-        if self.pool == POOL:
-            return
-        # By name, at use: agents sit a layer above this package (gymnasium's entry point in
-        # nertz_env/__init__.py names them so too).
-        registry = importlib.import_module("nertz_env.agents")
-        for spec in self.pool:
-            try:
-                registry.make_spec(spec, config=self.config)
-            except (ValueError, OSError, ImportError) as e:
-                raise type(e)(f"task {self.name}: pool spec {spec!r}: {e}") from None
 
     @property
     def config(self) -> NertzConfig:

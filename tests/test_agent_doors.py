@@ -2,10 +2,6 @@
 agents' other doors (specs, the search's policy, OpenSpiel bots, the benchmark's tasks) refuse
 what does not fit by name. Before these checks some of these calls aborted the interpreter."""
 
-import re
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 from test_cli_flags import refused
@@ -138,31 +134,6 @@ def test_a_tasks_rules_are_read_only_and_a_task_checks_its_numbers():
         tasks.Task("x", 1, "d", {"bogus": 1})
     with pytest.raises(ValueError, match="pool must be a non-empty tuple"):
         tasks.Task("x", 1, "d", {}, pool=("",))
-
-
-@pytest.mark.parametrize(
-    ("pool", "message"),
-    [
-        (("bogus:depth=9",), "task x: pool spec 'bogus:depth=9': unknown agent 'bogus'; known agents: "),
-        (("greedy", "heuristic:depth=9"), "task x: pool spec 'heuristic:depth=9': invalid depth=9: accepted an "),
-        (("greedy:x=1",), "task x: pool spec 'greedy:x=1': unknown option(s) x for agent 'greedy'"),
-        (("heuristic:depth=３",), "task x: pool spec 'heuristic:depth=３': invalid depth='３'"),
-    ],
-)
-def test_a_tasks_pool_is_checked_when_the_task_is_built(pool, message):
-    """``Task("x", 1, "d", pool=("bogus:depth=9",))`` was built; the evaluation failed when it reached
-    the spec, after the rows before it had been played."""
-    with pytest.raises(ValueError, match=re.escape(message)):
-        tasks.Task("x", 1, "d", {"num_players": 2}, pool=pool)
-
-
-def test_a_tasks_pool_of_known_agents_is_built_and_the_tasks_import_no_agent():
-    assert tasks.Task("x", 1, "d", {"num_players": 2}, pool=("passive", "heuristic:depth=2")).pool[1] == (
-        "heuristic:depth=2")
-    for task in tasks.TASKS.values():  # the default pool, which a task does not build
-        assert all(agents.make_spec(spec, config=task.config) for spec in task.pool)
-    code = "import sys, nertz_env.tasks; assert 'nertz_env.agents' not in sys.modules, 'imported'"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).returncode == 0
 
 
 def test_an_openspiel_bot_refuses_an_agent_of_other_rules():
