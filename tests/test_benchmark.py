@@ -130,6 +130,11 @@ def test_protocol_rejects_bad_input():
         protocol("nertz-2p", ["greedy"], deals=1)
     with pytest.raises(ValueError, match="agent specs"):
         protocol("nertz-2p", [])
+    # a spec no agent reads fails before any row plays, naming the task (a Task takes any strings:
+    # nertz_env sits below the agents), not after the rows before it have been played
+    task = tasks.Task("custom", 1, "a pool with a bad spec", pool=("greedy", "heuristic:depth=9"))
+    with pytest.raises(ValueError, match="task custom: agent spec 'heuristic:depth=9'"):
+        protocol(task, ["greedy"], deals=2)
 
 
 def test_cli_lists_tasks_and_names_them_on_a_bad_one(capsys):

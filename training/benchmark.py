@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from nertz_env import tasks
+from nertz_env.agents import make_spec
 from nertz_env.cli_checks import MOST_DEALS, USER_ERRORS, Parser, at_least, output_file, require
 from nertz_env.training.evaluate import evaluate, versions
 from nertz_env.training.report import over_deals
@@ -95,6 +96,11 @@ def protocol(
     if not isinstance(deals, int) or isinstance(deals, bool) or deals < 2:
         raise ValueError(f"invalid deals={deals!r}: accepted an integer >= 2 (intervals are over deals)")
     pool = list(task.pool if pool is None else pool)
+    for spec in dict.fromkeys([*agents, *pool]):  # every spec built once before any row plays
+        try:
+            make_spec(spec, config=task.config)
+        except (ValueError, TypeError, OSError, ImportError) as e:
+            raise type(e)(f"task {task.name}: agent spec {spec!r}: {e}") from None
     t0 = time.perf_counter()
     rows = [versus(task, a, x, deals, progress) for a in agents for x in pool]
     cross = [versus(task, a, b, deals, progress) for a in agents for b in agents if a != b] if cross_play else []
