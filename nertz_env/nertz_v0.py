@@ -185,14 +185,14 @@ class NertzParallelEnv(ParallelEnv):
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
         n = len(self.game.catalogue)
         lay, dt = self.observation_layout, self.observation_dtype
-        # gymnasium's Box overloads take one dtype, not this union of two: mypy's arg-type errors are ignored
-        box = spaces.Box(0, lay.high.astype(dt), (lay.size,), dt)  # type: ignore[arg-type]
+        dtype: Any = dt  # gymnasium's Box overloads (their stubs differ by release) take one dtype, not a union
+        box = spaces.Box(0, lay.high.astype(dt), (lay.size,), dtype)
         space: spaces.Dict | spaces.Box = spaces.Dict(
             {"observation": box, "action_mask": spaces.Box(0, 1, (n,), np.int8)})
         space = box if self.info_action_mask == "only" else space
         self.observation_spaces = dict.fromkeys(self.possible_agents, space)
-        self.action_spaces = {a: spaces.Discrete(n) for a in self.possible_agents}
-        self.state_space = spaces.Box(0, lay.state_high.astype(dt), (lay.state_size,), dt)  # type: ignore[arg-type]
+        self.action_spaces: dict[str, spaces.Discrete] = {a: spaces.Discrete(n) for a in self.possible_agents}
+        self.state_space = spaces.Box(0, lay.state_high.astype(dt), (lay.state_size,), dtype)
         self._actions = self.game.actions  # the game's own row: game.play() plays it
         self._dealt = False
 

@@ -222,7 +222,7 @@ class NertzVectorEnv:
         self.num_threads = _check_threads(num_threads)
         self.illegal_action_penalty = penalty
         self.single_observation_space = spaces.Box(0, self.layout.high, (self.obs_dim,), np.int8)
-        self.single_action_space = spaces.Discrete(self.num_actions)
+        self.single_action_space: spaces.Discrete = spaces.Discrete(self.num_actions)
 
         self.state = engine.new_state(self.num_envs, self.num_players, self.config.work_piles)
         self.buffers = engine.new_buffers(
