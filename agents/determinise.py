@@ -9,8 +9,10 @@ seat 0 and opponent ``k`` in seat ``k``: the layout is egocentric). Every pile i
 rules allow (``checks.check_table`` accepts it): work piles in their R4.3 order (ranks fall by one
 from the bottom), foundation piles of one suit from the ace up (R4.2), the R7 running scores.
 
-What the observation does not carry is set as at a hand's start: the tick count and the R5 stall
-cycle (measured afresh on the table's first tick), and whether an opponent has turned through
+What the observation does not carry is set as at a hand's start: the tick count (0, or where the
+viewer knows their stock the first tick at which they can have turned through it, R9 and
+``check_table_rules.first_known_tick``; under the standard timing only ``max_cycles`` reads it), the
+R5 stall cycle (measured afresh on the table's first tick), and whether an opponent has turned through
 their stock (their memory, R9, which no rule reads). Only the standard timing and single hands:
 the R3 timing options, R4.8 Nertz builds and R8 matches carry state this module does not rebuild.
 """
@@ -23,6 +25,7 @@ import numpy as np
 from numba import njit
 
 from nertz_env import engine
+from nertz_env.check_table_rules import first_known_tick
 from nertz_env.config import NertzConfig
 from nertz_env.engine import r7_score, stamp_compiled
 from nertz_env.layout import ObservationLayout
@@ -71,6 +74,7 @@ class Determiniser:
         offsets += [config.nertz_penalty, config.call_bonus]
         offsets += [s[f"self.work{j}"].start for j in range(config.work_piles)]
         self.offsets = np.array(offsets, np.int64)
+        self.known_stock_tick = first_known_tick(config, 0, ended=False)
 
     def fill(self, state: engine.State, b: int, obs: np.ndarray, rng: np.random.Generator) -> None:
         """Write into game ``b`` of ``state`` a table whose seat-0 observation is ``obs``, its hidden
@@ -78,6 +82,8 @@ class Determiniser:
         draws = rng.random((2, self.n_players, 52))
         code = _fill(state, int(b), np.ascontiguousarray(obs, np.int8), self.offsets, draws)
         state.rng[b] = rng.integers(0, 2**63, dtype=np.uint64)
+        if code == 0 and state.stock_known[b, 0]:  # a table the rules reach: a stock known once turned through
+            state.tick[b] = self.known_stock_tick
         if code > 0:
             raise ValueError(
                 f"the observation's player {code - 1} block fits no table: its Nertz, waste and stock "

@@ -6,7 +6,7 @@ Registered as ``nertz_env/NertzSingle-v0``::
     envs = gymnasium.make_vec("nertz_env/NertzSingle-v0", num_envs=64, opponents=["greedy"] * 3)
 
 ``make_vec`` builds ``make_vector``'s ``nertz_env.gym_vector.NertzGymVectorEnv``: the learner at
-seat 0 of every game, all games stepped by the compiled engine at once.
+seat 0 (or a fixed ``seat=k``) of every game, all games stepped by the compiled engine at once.
 
 The observation is the learner's egocentric int8 vector (R9, the same as ``nertz_v0``'s
 ``"observation"``); ``action_masks()`` returns its legal actions (R4), which is what sb3-contrib's

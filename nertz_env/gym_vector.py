@@ -243,4 +243,6 @@ class NertzGymVectorEnv(VectorEnv):
         return v.observations.reshape(-1, v.obs_dim)[self._rows].astype(self._dtype, copy=False)
 
     def close_extras(self, **kwargs: Any) -> None:
-        self.vector.close()
+        vector = getattr(self, "vector", None)  # None when the constructor refused its arguments
+        if vector is not None:
+            vector.close()

@@ -78,9 +78,9 @@ target), `"exceed"` (Nerds: a total must go above the target).
 The step in which a hand ends returns the next hand's first observation (dealt from the env's own
 seeded stream) with the finished hand in the infos (`hand_over`, `hand_score`, `total`, ...).
 The decided match terminates; a match still undecided after `max_hands` hands is truncated.
-`max_cycles` bounds each hand's ticks (such a hand just ends; the match goes on); `end_reason` is
-the last hand's, and `terminated` (decided) or `truncated` (capped) tells how the match ended.
-The observation gains the `match.*` section (exact totals), and with partners a `partner` section.
+`max_cycles` bounds each hand's ticks (the hand just ends); `end_reason` is the last hand's, and
+`terminated` (decided) or `truncated` (capped) tells how the match ended. The observation gains
+the `match.*` section (exact totals), and with partners a `partner` section.
 
 Presets: `parallel_env(preset="snerts", **overrides)` starts from a named rule set of
 `nertz_env.config.PRESETS` (`standard`, `snerts`, `nerds`, `nerts`, `pounce`, `racing_demon`,
@@ -146,12 +146,8 @@ __all__ = ["END_REASONS", "NertzParallelEnv", "env", "parallel_env", "raw_env"]
 class NertzParallelEnv(ParallelEnv):
     """The PettingZoo parallel Nertz environment; see the module docstring."""
 
-    metadata: dict[str, Any] = {
-        "name": "nertz_v0",
-        "render_modes": ["ansi", "human", "rgb_array"],
-        "is_parallelizable": True,
-        "render_fps": 2,
-    }
+    metadata: dict[str, Any] = {"name": "nertz_v0", "render_modes": ["ansi", "human", "rgb_array"],
+                                "is_parallelizable": True, "render_fps": 2}  # fmt: skip
 
     def __init__(
         self,
@@ -187,9 +183,8 @@ class NertzParallelEnv(ParallelEnv):
         lay, dt = self.observation_layout, self.observation_dtype
         dtype: Any = dt  # gymnasium's Box overloads (their stubs differ by release) take one dtype, not a union
         box = spaces.Box(0, lay.high.astype(dt), (lay.size,), dtype)
-        space: spaces.Dict | spaces.Box = spaces.Dict(
-            {"observation": box, "action_mask": spaces.Box(0, 1, (n,), np.int8)})
-        space = box if self.info_action_mask == "only" else space
+        mask = spaces.Box(0, 1, (n,), np.int8)
+        space = box if self.info_action_mask == "only" else spaces.Dict({"observation": box, "action_mask": mask})
         self.observation_spaces = dict.fromkeys(self.possible_agents, space)
         self.action_spaces: dict[str, spaces.Discrete] = {a: spaces.Discrete(n) for a in self.possible_agents}
         self.state_space = spaces.Box(0, lay.state_high.astype(dt), (lay.state_size,), dtype)
