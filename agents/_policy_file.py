@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from nertz_env.config import NertzConfig, option_names
-from nertz_env.options import INPUT_RULES, PLAY_RULES
+from nertz_env.options import INPUT_RULES, PLAY_RULES, rules_that_differ
 
 FORMAT = "nertz-selfplay-v2"
 FORMATS = ("nertz-selfplay-v1", FORMAT)
@@ -213,10 +213,10 @@ def check_rules(path: Path, trained_on: NertzConfig, config: NertzConfig) -> Non
     """A ``ValueError`` when ``config`` differs from the rules the file was trained under in one of
     ``INPUT_RULES``; a ``UserWarning`` when it differs in ``PLAY_RULES``: the policy still plays, as
     its inputs fit, but has never seen those rules."""
-    if any(getattr(trained_on, k) != getattr(config, k) for k in INPUT_RULES):
+    if rules_that_differ(trained_on, config, INPUT_RULES):
         raise ValueError(f"{path} was trained for {_input_rules(trained_on)}; it cannot play {_input_rules(config)} "
                          "(its inputs' sizes depend on these rules)")  # fmt: skip
-    differ = tuple(k for k in PLAY_RULES if getattr(trained_on, k) != getattr(config, k))
+    differ = rules_that_differ(trained_on, config, PLAY_RULES)
     if not differ or (str(path), differ) in _WARNED:
         return
     _WARNED.add((str(path), differ))

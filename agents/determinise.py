@@ -11,7 +11,7 @@ from the bottom), foundation piles of one suit from the ace up (R4.2), the R7 ru
 
 What the observation does not carry is set as at a hand's start: the tick count (0, or where the
 viewer knows their stock the first tick at which they can have turned through it, R9 and
-``check_table_rules.first_known_tick``; under the standard timing only ``max_cycles`` reads it), the
+``engine.first_known_stock_tick``; under the standard timing only ``max_cycles`` reads it), the
 R5 stall cycle (measured afresh on the table's first tick), and whether an opponent has turned through
 their stock (their memory, R9, which no rule reads). Only the standard timing and single hands:
 the R3 timing options, R4.8 Nertz builds and R8 matches carry state this module does not rebuild.
@@ -25,7 +25,6 @@ import numpy as np
 from numba import njit
 
 from nertz_env import engine
-from nertz_env.check_table_rules import first_known_tick
 from nertz_env.config import NertzConfig
 from nertz_env.engine import r7_score, stamp_compiled
 from nertz_env.layout import ObservationLayout
@@ -74,7 +73,7 @@ class Determiniser:
         offsets += [config.nertz_penalty, config.call_bonus]
         offsets += [s[f"self.work{j}"].start for j in range(config.work_piles)]
         self.offsets = np.array(offsets, np.int64)
-        self.known_stock_tick = first_known_tick(config, 0, ended=False)
+        self.known_stock_tick = engine.first_known_stock_tick(config.packed, 0, ended=False)
 
     def fill(self, state: engine.State, b: int, obs: np.ndarray, rng: np.random.Generator) -> None:
         """Write into game ``b`` of ``state`` a table whose seat-0 observation is ``obs``, its hidden

@@ -78,27 +78,12 @@ def check_nertz_piles(s: engine.State, config: NertzConfig) -> None:
               "R4.6: a call is legal only with an empty Nertz pile")  # fmt: skip
 
 
-def first_known_tick(config: NertzConfig, seat: int, ended: bool) -> int:
-    """R9: the earliest tick of a hand at which ``seat`` can know their stock (``State.stock_known``,
-    set only by the DRAW that turns the waste over into a new stock, R4.1). The stock holds the
-    cards the deal left (R2) and loses at most ``stock_draw`` of them per DRAW (a stall rotation,
-    R5, only adds to it), so the turn-over is DRAW number ``ceil(stock / stock_draw) + 1``. A DRAW
-    takes ``move_ticks["draw"]`` ticks and the next comes after ``engine``'s draw period (rounded up
-    to whole rounds of turns under ``turn_based``, where the seat first acts at tick ``seat``, R3);
-    the hand's end lands a DRAW still in the air at the end of its final tick (R5)."""
-    draws = -(-(52 - config.nertz_pile_size - config.work_piles) // config.stock_draw) + 1
-    ticks, players = dict(config.move_ticks)["draw"], config.num_players
-    period = -(-ticks // players) * players if config.turn_based else ticks  # engine.tick.draw_period
-    first = seat if config.turn_based else 0
-    return first + (draws - 1) * period + (1 if ended else ticks)
-
-
 def check_stock_known(s: engine.State, config: NertzConfig) -> None:
     """R9: the observation shows a player's stock once they have turned through it; a table that
-    marks it known before they can have (``first_known_tick``) would show cards never turned."""
+    marks it known before they can have (``engine.first_known_stock_tick``) would show cards never turned."""
     tick, ended = int(s.tick[0]), engine.END_REASONS[int(s.ended[0])] is not None
     for p in np.flatnonzero(s.stock_known[0]):
-        earliest = first_known_tick(config, int(p), ended)
+        earliest = engine.first_known_stock_tick(config.packed, int(p), ended)
         if tick < earliest:
             fail(f"player {p} knows their stock (stock_known) at tick {tick}",
                  f"R9: a stock is known once turned through (R4.1), at tick {earliest} at the earliest for this "

@@ -38,7 +38,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from nertz_env.checks import check_int_actions, check_seed
 from nertz_env.config import NertzConfig, is_int
-from nertz_env.options import INPUT_RULES, PLAY_RULES, ObservationDtype, RuleOptions
+from nertz_env.options import INPUT_RULES, PLAY_RULES, ObservationDtype, RuleOptions, rules_that_differ
 from nertz_env.options import observation_dtype as observation_dtype_of
 from nertz_env.vector import NertzVectorEnv
 
@@ -71,12 +71,11 @@ def check_opponent_rules(opponent: Any, config: NertzConfig, where: str) -> None
     rules = getattr(opponent, "config", None)
     if not isinstance(rules, NertzConfig):
         return
-    mine, env = rules.to_dict(), config.to_dict()
-    if any(mine[k] != env[k] for k in INPUT_RULES + PLAY_RULES):
-        differ = ", ".join(f"{k}={mine[k]!r} (the env's {env[k]!r})" for k in INPUT_RULES + PLAY_RULES
-                           if mine[k] != env[k])  # fmt: skip
+    differ = rules_that_differ(rules, config, INPUT_RULES + PLAY_RULES)
+    if differ:
+        named = ", ".join(f"{k}={getattr(rules, k)!r} (the env's {getattr(config, k)!r})" for k in differ)
         raise ValueError(
-            f"{where} ({type(opponent).__name__}) was built for other rules: {differ}; build it with the "
+            f"{where} ({type(opponent).__name__}) was built for other rules: {named}; build it with the "
             "env's config, e.g. nertz_env.agents.make('greedy', config=env.config)"
         )
 

@@ -19,7 +19,7 @@ from nertz_env.config import NertzConfig
 __all__ = [
     "INPUT_RULES", "OTHER_RULES", "PLAY_RULES", "ObservationDtype", "RuleOptions", "ascii_float", "ascii_int",
     "env_config", "flag", "illegal_action_penalty", "info_action_mask", "observation_dtype", "parse_rule_options",
-    "parse_value", "reset_decks",
+    "parse_value", "reset_decks", "rules_that_differ",
 ]  # fmt: skip
 
 # NertzConfig's options in three groups (tests/test_agent_doors.py checks that they hold every option
@@ -32,6 +32,11 @@ PLAY_RULES = ("nertz_pile_size", "stock_draw", "nertz_to_work", "block_moves", "
 # The rest: the learner's reward and when a hand or match is cut, not a hand's play.
 OTHER_RULES = ("stall_ticks", "max_stall_rotations", "max_cycles", "reward", "target_score", "hands", "max_hands",
                "match_end")  # fmt: skip
+
+
+def rules_that_differ(a: NertzConfig, b: NertzConfig, names: tuple[str, ...]) -> tuple[str, ...]:
+    """The options of ``names`` (such as ``INPUT_RULES + PLAY_RULES``) on which ``a`` and ``b`` differ."""
+    return tuple(k for k in names if getattr(a, k) != getattr(b, k))
 
 ObservationDtype = Literal["int8", "float32"] | type[np.int8] | type[np.float32]
 

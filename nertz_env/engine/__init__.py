@@ -97,7 +97,7 @@ from nertz_env.engine.state import (  # noqa: E402
     copy_state,
     new_state,
 )
-from nertz_env.engine.tick import stall_ceiling, step  # noqa: E402
+from nertz_env.engine.tick import first_known_stock_tick, stall_ceiling, step  # noqa: E402
 from nertz_env.engine.views import raw  # noqa: E402
 
 for _module in (batch, bind, compose, core, masks, match, moves, observe, races, rng, tick, views):
@@ -111,10 +111,10 @@ __all__ = [
     "MATCH_DECIDED", "MATCH_PLAYING", "MATCH_TIE_BREAK", "MI_HANDS", "MI_HAND_OVER", "MI_LAST_REASON", "MI_LAST_TICKS",
     "MI_STATE", "MI_TICKS", "MS_CALLED", "MS_CONTENDER", "MS_LAST", "MS_TOTAL", "NO_DECKS", "PLAY_MATCH",
     "PLAY_OBSERVE", "State", "builds_on", "builds_on_nertz", "copy_state", "deal", "deal_batch", "deal_batch_threaded",
-    "deal_game", "dealt_decks", "fits_foundation", "is_cached", "lay_on_foundation_tops", "legal_mask", "legal_row",
-    "mask_plan", "match_decision", "match_winner", "new_buffers", "new_state", "observe_and_mask", "observe_batch",
-    "partner_of", "play_game_tick", "play_own_move", "python_engine", "python_modules", "python_of", "r7_score", "rank",
-    "raw", "red", "sample_legal_rows", "sample_legal_rows_threaded", "seed_streams", "shuffle_deal", "stamp_compiled",
-    "stall_ceiling", "start_match", "state_vector", "state_vectors", "step", "step_batch", "step_batch_threaded",
-    "step_games", "step_rules_batch", "tick_is_cached",
+    "deal_game", "dealt_decks", "first_known_stock_tick", "fits_foundation", "is_cached", "lay_on_foundation_tops",
+    "legal_mask", "legal_row", "mask_plan", "match_decision", "match_winner", "new_buffers", "new_state",
+    "observe_and_mask", "observe_batch", "partner_of", "play_game_tick", "play_own_move", "python_engine",
+    "python_modules", "python_of", "r7_score", "rank", "raw", "red", "sample_legal_rows", "sample_legal_rows_threaded",
+    "seed_streams", "shuffle_deal", "stamp_compiled", "stall_ceiling", "start_match", "state_vector", "state_vectors",
+    "step", "step_batch", "step_batch_threaded", "step_games", "step_rules_batch", "tick_is_cached",
 ]

@@ -25,6 +25,7 @@ from nertz_env.engine.constants import (
     C_DRAW,
     C_MAX_CYCLES,
     C_MAX_ROT,
+    C_NERTZ,
     C_PENALTY,
     C_PLAYERS,
     C_STALL_TICKS,
@@ -121,6 +122,21 @@ def stall_ceiling(cfg) -> int:
         return int(cfg[C_STALL_TICKS])
     draws = python_of(_draws)
     return int((2 * draws(52, int(cfg[C_DRAW])) + 1) * python_of(draw_period)(cfg))
+
+
+def first_known_stock_tick(cfg, seat: int, ended: bool) -> int:
+    """R9: the earliest tick of a hand at which ``seat`` can know their stock (``stock_known``, set
+    only by the DRAW that turns the waste over into a new stock, R4.1). The deal leaves ``52 -
+    nertz - work`` cards in the stock (R2), which loses at most ``stock_draw`` per DRAW (a stall
+    rotation, R5, only adds to it), so the turn-over is DRAW ``_draws(stock) + 1``; DRAWs come
+    ``draw_period`` apart from the seat's first turn (tick ``seat`` under ``turn_based``, R3) and
+    land ``move_ticks["draw"]`` ticks after they start, or at the end of the hand's last tick (R5).
+    For checking saved tables, not for play."""
+    stock = 52 - int(cfg[C_NERTZ]) - int(cfg[C_WORK])
+    draws = int(python_of(_draws)(stock, int(cfg[C_DRAW]))) + 1
+    first = seat if cfg[C_TURN_BASED] != 0 else 0
+    landing = 1 if ended else int(cfg[C_TICKS + DRAW])
+    return first + (draws - 1) * int(python_of(draw_period)(cfg)) + landing
 
 
 @njit(cache=True, inline="always")
