@@ -33,8 +33,8 @@ def is_red(card: int) -> bool:
 
 def card_name(card: int) -> str:
     """``0 -> 'AC'``, ``51 -> 'KS'`` (R10)."""
-    if not 0 <= int(card) < DECK_SIZE:
-        raise ValueError(f"card code {card!r} is out of range; codes are 0..51")
+    if not is_int(card) or not 0 <= card < DECK_SIZE:
+        raise ValueError(f"a card code is a whole number 0..51 (R10), got {card!r}")
     return RANKS[card % 13] + SUITS[card // 13]
 
 
