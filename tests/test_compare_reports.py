@@ -84,29 +84,37 @@ def test_the_command_prints_and_writes_the_differences(reports, tmp_path, capsys
     assert "argument --agent: expected an integer >= 0, got '-1'" in capsys.readouterr().err
 
 
-def test_seed_pairs_give_the_mean_over_training_seeds_with_an_interval_over_seeds(reports, tmp_path, capsys):
+def test_seed_pairs_give_the_mean_over_training_seeds_with_an_interval_over_seeds_and_deals(
+    reports, tmp_path, capsys
+):
     base, variant = reports
     other = evaluate(["greedy", *OPPONENTS], hands=6, seed=5, progress=False)
+    other_variant = evaluate(["passive", *OPPONENTS], hands=6, seed=5, progress=False)
     paths = {}
-    for name, rep in (("b", base), ("v", variant), ("o", other)):
+    for name, rep in (("b", base), ("v", variant), ("o", other), ("ov", other_variant)):
         paths[name] = str(tmp_path / f"{name}.json")
         (tmp_path / f"{name}.json").write_text(json.dumps(rep, default=float))
     out = tmp_path / "d.json"
-    # Seed 1: heuristic -> random; seed 2: greedy -> random (two "training seeds" of the base).
-    assert main([paths["b"], paths["v"], "--seed-pair", paths["o"], paths["v"], "--json", str(out)]) == 0
-    assert "over 2 training seeds" in capsys.readouterr().out
+    # Seed 1: heuristic -> random; seed 2: greedy -> passive (two "training seeds" of each recipe).
+    assert main([paths["b"], paths["v"], "--seed-pair", paths["o"], paths["ov"], "--json", str(out)]) == 0
+    assert "over 2 training seeds (interval over seeds and deals)" in capsys.readouterr().out
     total = json.loads(out.read_text())["over_seeds"]
-    first, second = compare(base, variant), compare(other, variant)
+    first, second = compare(base, variant), compare(other, other_variant)
     assert total["training_seeds"] == 2
     assert total["score_diff"] == pytest.approx((first["score_diff"] + second["score_diff"]) / 2)
-    expected = stats.mean_interval([first["win_share_diff"], second["win_share_diff"]])
+    t = stats.t_quantile(0.975, 5)  # each seed's error over its 6 deals, read back from its interval
+    errors = [(r["win_share_diff_ci"][1] - r["win_share_diff_ci"][0]) / (2 * t) for r in (first, second)]
+    expected = stats.seeds_and_deals_interval([first["win_share_diff"], second["win_share_diff"]], errors, 6)
     assert total["win_share_diff_ci"] == pytest.approx(list(expected[1:]))
     other_deals = str(tmp_path / "x.json")
     (tmp_path / "x.json").write_text(json.dumps(evaluate(["greedy", *OPPONENTS], hands=6, seed=6, progress=False)))
     for argv, message in (
         ([paths["b"], paths["v"], "--seed-pair", other_deals, paths["v"]], "differs from the base in 'seed'"),
         ([paths["b"], paths["v"], paths["o"], "--seed-pair", paths["o"], paths["v"]], "compares one variant"),
-    ):
+        ([paths["b"], paths["v"], "--seed-pair", paths["b"], paths["v"]],
+         f"{paths['b']} holds the hands of {paths['b']}: every --seed-pair must be another training seed's runs"),
+        ([paths["b"], paths["v"], "--seed-pair", paths["o"], paths["v"]], f"{paths['v']} holds the hands of"),
+    ):  # fmt: skip
         with pytest.raises(SystemExit) as stop:
             main(argv)
         assert stop.value.code == 2 and message in capsys.readouterr().err
@@ -172,3 +180,31 @@ def test_a_score_that_is_not_a_finite_number_is_refused_by_name(reports, tmp_pat
     (tmp_path / "n.json").write_text(json.dumps(broken))
     err = _refused_by_the_command([tmp_path / "b.json", tmp_path / "n.json"], capsys)
     assert "are not all finite numbers: pass the --out file of nertz eval as it wrote it" in err
+
+
+def test_reports_of_another_nertz_env_or_numpy_do_not_pair(reports):
+    """Those versions make the deals and the other seats' play; merge_reports refuses them too."""
+    base, variant = reports
+    for key in ("nertz_env", "numpy"):
+        other = {**variant, "versions": {**variant["versions"], key: "0.0.1"}}
+        with pytest.raises(ValueError, match=f"the variant was played with {key} 0.0.1, the base with"):
+            compare(base, other)
+    compare(base, {**variant, "versions": {**variant["versions"], "python": "3.0.0"}})  # changes no deal
+
+
+def test_the_stored_intervals_over_seeds_are_those_of_their_rows():
+    """The research log's and README's ablations over three seeds: each file's ``over_seeds`` is
+    ``over_seeds`` of its rows, regenerated and not retyped."""
+    from pathlib import Path
+
+    from nertz_env.training.compare_reports import over_seeds
+
+    files = sorted((Path(__file__).parents[1] / "docs/learning/feature_groups").glob("*_seeds.json"))
+    stored = [json.loads(f.read_text()) for f in files]
+    stored = [d for d in stored if "over_seeds" in d]
+    assert len(stored) == 10
+    for d in stored:
+        again = over_seeds(d["rows"])
+        assert d["over_seeds"].keys() == again.keys()
+        for key, value in again.items():
+            assert d["over_seeds"][key] == pytest.approx(value, rel=1e-12), key

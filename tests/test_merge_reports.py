@@ -109,7 +109,7 @@ def test_shards_of_other_versions_are_refused_or_listed(tmp_path, capsys):
     for key in ("nertz_env", "numpy"):
         other = _shard(tmp_path, f"{key}.json", 2, versions={**ours, key: "0.0.1"})
         err = _refused([a, other, "--out", str(tmp_path / "all.json")], capsys)
-        assert f"{key}.json was played with {key} 0.0.1, {a} with {ours[key]}: only shards of the same" in err
+        assert f"{key}.json was played with {key} 0.0.1, {a} with {ours[key]}: only reports of the same" in err
     unrecorded = _shard(tmp_path, "none.json", 2, versions=None)
     assert "none.json does not record the nertz_env and numpy versions" in _refused(
         [a, unrecorded, "--out", str(tmp_path / "all.json")], capsys

@@ -71,3 +71,51 @@ def test_t_quantile_rejects_bad_input(p, df, match):
 def test_t_cdf_rejects_bad_degrees():
     with pytest.raises(ValueError, match="df > 0"):
         stats.t_cdf(1.0, 0)
+
+
+def test_a_share_interval_over_deals_keeps_a_width_at_a_share_of_0_or_1():
+    """A t interval of a share that is 0 on every deal shrinks to [0, 0]; the Wilson interval at the
+    effective size (the deals, where the variance is 0) does not."""
+    never, always = [[0.0] * 4 for _ in range(300)], [[1.0] * 4 for _ in range(300)]
+    assert stats.clustered_interval(never, bounds=(0.0, 1.0)) == (0.0, 0.0, 0.0)
+    share, lo, hi = stats.clustered_share_interval(never)
+    z = stats.t_quantile(0.975, 299)
+    assert (share, lo) == (0.0, 0.0) and hi == pytest.approx(z * z / 300 / (1 + z * z / 300))
+    share, lo, hi = stats.clustered_share_interval(always)
+    assert (share, hi) == (1.0, 1.0) and lo == pytest.approx(1 - z * z / 300 / (1 + z * z / 300))
+
+
+def test_a_share_interval_is_the_t_interval_where_the_share_is_not_near_0_or_1():
+    groups = [[float((d * 7 + r) % 4 == 0) for r in range(4)] for d in range(2000)]
+    groups += [[0.5, 0.5, 0.0, 1.0]] * 100  # a tie's split win is a fraction
+    share, lo, hi = stats.clustered_share_interval(groups)
+    t_share, t_lo, t_hi = stats.clustered_interval(groups)
+    assert share == t_share and 0.2 < share < 0.3
+    assert (lo, hi) == pytest.approx((t_lo, t_hi), abs=5e-4)
+    assert all(math.isnan(x) for x in stats.clustered_share_interval([[1.0, 0.0]])[1:])
+    with pytest.raises(ValueError, match="a share is a mean of values in \\[0, 1\\], got 2.0"):
+        stats.clustered_share_interval([[2.0], [2.0]])
+
+
+def test_wilson_interval_refuses_more_successes_than_trials():
+    with pytest.raises(ValueError, match="wilson_interval needs 0 <= successes <= n, got successes=5, n=4"):
+        stats.wilson_interval(5, 4)
+    assert all(math.isnan(x) for x in stats.wilson_interval(0, 0))
+
+
+def test_the_interval_over_seeds_and_deals_adds_the_deals_noise_the_seeds_share():
+    """Three seeds that agree to 0.0003 on the same deals, each with an error of 0.0016 over them:
+    the seeds' spread alone gives +-0.0007; the deals they share keep it at their own +-0.003."""
+    means, errors = [-0.00969, -0.00973, -0.01020], [0.00162, 0.00169, 0.00171]
+    _, lo, hi = stats.seeds_and_deals_interval(means, errors, 10000)
+    _, seeds_lo, seeds_hi = stats.mean_interval(means)
+    assert seeds_hi - seeds_lo < 0.0015 < 0.0064 < hi - lo < 0.0068
+    spread, noise = 0.0002823**2 / 3, sum(e * e for e in errors) / 3  # sd of the three means
+    df = (spread + noise) ** 2 / (spread**2 / 2 + noise**2 / (3 * 9999))
+    assert hi - lo == pytest.approx(2 * stats.t_quantile(0.975, df) * math.sqrt(spread + noise), rel=1e-3)
+    # Seeds that disagree far beyond their deals' noise: the spread's 2 degrees of freedom rule.
+    _, lo, hi = stats.seeds_and_deals_interval([0.0, 0.01, 0.02], [1e-6] * 3, 10000)
+    assert (lo, hi) == pytest.approx(stats.mean_interval([0.0, 0.01, 0.02])[1:], rel=1e-4)
+    assert all(math.isnan(x) for x in stats.seeds_and_deals_interval([0.1], [0.01], 100)[1:])
+    with pytest.raises(ValueError, match="one error per mean \\(2\\) and 2 deals or more, got 1 errors"):
+        stats.seeds_and_deals_interval([0.1, 0.2], [0.01], 100)

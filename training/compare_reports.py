@@ -27,8 +27,10 @@ deals is refused, naming them):
         --seed-pair base_s3.json variant_s3.json
 
 Each seed's pair is compared over deals as above, and then the mean of the seeds' differences is
-given with a Student-t interval over the seeds (``n - 1`` degrees of freedom for ``n`` seeds:
-wide with few seeds, and honest about it).
+given with an interval over seeds and deals (``stats.seeds_and_deals_interval``): the seeds'
+spread, wide with few seeds, and the noise of the deals, which every pair shares and so the
+spread alone leaves out. A pair given twice, or the first pair again, is refused: it is no other
+training seed.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from nertz_env.cli_checks import Parser, at_least, output_file
-from nertz_env.training import stats
+from nertz_env.training import merge_reports, stats
 
 _SAME = ("seed", "players", "config")  # the mode is checked per report: duplicate
 
@@ -71,6 +73,7 @@ def check_pair(base: dict[str, Any], other: dict[str, Any], agent: int, name: st
             raise ValueError(f"{k} is of mode {rep.get('mode')!r}; only duplicate deals pair")
         if not 0 <= agent < len(rep.get("specs", ())):
             raise ValueError(f"--agent {agent}: {k} has agents 0 to {len(rep.get('specs', ())) - 1}")
+    merge_reports.check_versions([base, other], ["the base", name])
     for key in _SAME:
         if other.get(key) != base.get(key):
             raise ValueError(f"{name} differs from the base in {key!r}: only runs on the same deals and rules pair")
@@ -107,12 +110,12 @@ def compare(base: dict[str, Any], other: dict[str, Any], agent: int = 0, name: s
 
 def over_seeds(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The mean over training seeds of each seed's paired difference (``rows``, one per seed, each
-    from ``compare``), with a Student-t 95% interval over the seeds."""
+    from ``compare``), with a 95% interval that holds the seeds' spread and the noise of the deals
+    they share (``stats.seeds_and_deals_interval``)."""
     if len({(r["deals"], r["seed"]) for r in rows}) != 1:
         raise ValueError("every --seed-pair must be evaluated on the deals of the first pair "
                          "(same --seed, --first-deal and --hands)")  # fmt: skip
-    win = stats.mean_interval([r["win_share_diff"] for r in rows])
-    score = stats.mean_interval([r["score_diff"] for r in rows])
+    win, score = (_seeds_and_deals(rows, key) for key in ("win_share_diff", "score_diff"))
     return {
         "training_seeds": len(rows), "deals": rows[0]["deals"], "seed": rows[0]["seed"],
         "base_win_share": sum(r["base_win_share"] for r in rows) / len(rows),
@@ -122,9 +125,17 @@ def over_seeds(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def _seeds_and_deals(rows: Sequence[dict[str, Any]], key: str) -> tuple[float, float, float]:
+    """The seeds' mean of ``key`` with its interval over seeds and deals, each seed's standard error
+    over the deals read back from its 95% interval (rows written by ``--json`` hold the same)."""
+    t = stats.t_quantile(0.975, rows[0]["deals"] - 1)
+    errors = [(r[f"{key}_ci"][1] - r[f"{key}_ci"][0]) / (2 * t) for r in rows]
+    return stats.seeds_and_deals_interval([r[key] for r in rows], errors, rows[0]["deals"])
+
+
 def format_over_seeds(total: dict[str, Any]) -> str:
     w, s = total["win_share_diff_ci"], total["score_diff_ci"]
-    return (f"over {total['training_seeds']} training seeds (interval over seeds): base wins "
+    return (f"over {total['training_seeds']} training seeds (interval over seeds and deals): base wins "
             f"{total['base_win_share']:.3f}, variant {total['variant_win_share']:.3f}  win share "
             f"{total['win_share_diff']:+.4f} [{w[0]:+.4f}, {w[1]:+.4f}]  score {total['score_diff']:+.3f} "
             f"[{s[0]:+.3f}, {s[1]:+.3f}]")  # fmt: skip
@@ -148,14 +159,18 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m nertz_env.tra
     ap.add_argument("--json", type=output_file(".json"), default=None, help="also write the differences here")
     ap.add_argument("--seed-pair", nargs=2, action="append", default=[], metavar=("BASE", "VARIANT"),
                     help="the reports of another training seed of the base and of the one variant (repeatable): "
-                    "adds the mean over seeds with an interval over seeds")  # fmt: skip
+                    "adds the mean over seeds with an interval over seeds and deals")  # fmt: skip
     args = ap.parse_args(argv)
     if args.seed_pair and len(args.variants) != 1:
         ap.error(f"--seed-pair compares one variant across seeds; got {len(args.variants)} variants")
     try:
         base = _read(args.base)
-        rows = [compare(base, _read(path), args.agent, path) for path in args.variants]
-        seeds = rows + [_seed_pair(base, b, v, args.agent) for b, v in args.seed_pair]
+        variants = [_read(path) for path in args.variants]
+        rows = [compare(base, variant, args.agent, path) for variant, path in zip(variants, args.variants)]
+        pairs = [(_read(b), _read(v)) for b, v in args.seed_pair]
+        seeds = rows + [_seed_pair(base, *pair, names, args.agent) for pair, names in zip(pairs, args.seed_pair)]
+        if pairs:
+            _check_distinct_runs([(base, variants[0]), *pairs], [(args.base, args.variants[0]), *args.seed_pair])
         total = over_seeds(seeds) if args.seed_pair else None
     except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
         ap.error(f"{type(e).__name__}: {e}")
@@ -170,17 +185,32 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m nertz_env.tra
     return 0
 
 
-def _seed_pair(first_base: dict[str, Any], base_path: str, variant_path: str, agent: int) -> dict[str, Any]:
-    """``compare`` of another training seed's pair, whose base must play the first base's deals,
-    rules and other seats."""
-    base = _read(base_path)
+def _check_distinct_runs(pairs: Sequence[tuple[dict[str, Any], dict[str, Any]]],
+                         names: Sequence[Sequence[str]]) -> None:  # fmt: skip
+    """Refuse a training seed's base or variant whose hands are those of an earlier pair's: the same
+    run given twice is no other seed, and would shrink the interval over seeds."""
+    for role in (0, 1):
+        seen: dict[str, str] = {}
+        for pair, pair_names in zip(pairs, names):
+            hands = json.dumps(pair[role]["hands"], sort_keys=True, default=float)
+            if hands in seen:
+                raise ValueError(f"{pair_names[role]} holds the hands of {seen[hands]}: every --seed-pair must be "
+                                 "another training seed's runs, not a run given again")  # fmt: skip
+            seen[hands] = pair_names[role]
+
+
+def _seed_pair(first_base: dict[str, Any], base: dict[str, Any], variant: dict[str, Any], names: Sequence[str],
+               agent: int) -> dict[str, Any]:  # fmt: skip
+    """``compare`` of another training seed's pair (``names``: its files), whose base must play the
+    first base's deals, rules and other seats."""
+    base_path, variant_path = names
     check_pair(first_base, base, agent, base_path)
     first_deals, deals = _deals(first_base), _deals(base)
     if deals != first_deals:
         raise ValueError(f"{base_path} holds {_span(deals)}, the first base {_span(first_deals)}: every "
                          "--seed-pair must be evaluated on the first pair's deals "
                          "(same --seed, --first-deal and --hands)")  # fmt: skip
-    return compare(base, _read(variant_path), agent, variant_path)
+    return compare(base, variant, agent, variant_path)
 
 
 def _deals(report: dict[str, Any]) -> set[int]:

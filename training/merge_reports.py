@@ -45,7 +45,7 @@ def merge(reports: Sequence[dict[str, Any]], names: Sequence[str] | None = None)
         for key in _SAME:
             if rep.get(key) != first.get(key):
                 raise ValueError(f"{names[k]} differs from {names[0]} in {key!r}: only shards of one run merge")
-    shard_versions = _versions(reports, names)
+    shard_versions = check_versions(reports, names)
     seen: set[int] = set()  # the deals
     records = []
     for k, rep in enumerate(reports):
@@ -98,9 +98,10 @@ def _is_hand(record: Any) -> bool:
     return isinstance(key, list) and bool(key) and isinstance(key[0], int)
 
 
-def _versions(reports: Sequence[dict[str, Any]], names: Sequence[str]) -> list[Any] | None:
-    """Refuse shards played with another ``nertz_env`` or ``numpy`` than the first; every shard's
-    ``versions`` when others (Python, numba, openskill) differ, else None."""
+def check_versions(reports: Sequence[dict[str, Any]], names: Sequence[str]) -> list[Any] | None:
+    """Refuse reports played with another ``nertz_env`` or ``numpy`` than the first (merged
+    shards, or the reports ``compare_reports`` pairs deal by deal); every report's ``versions``
+    when others (Python, numba, openskill) differ, else None."""
     every: list[Any] = [rep.get("versions") for rep in reports]
     for k, versions in enumerate(every):
         if not isinstance(versions, dict) or any(not isinstance(versions.get(key), str) for key in _SAME_VERSIONS):
@@ -109,8 +110,8 @@ def _versions(reports: Sequence[dict[str, Any]], names: Sequence[str]) -> list[A
         for key in _SAME_VERSIONS:
             if versions[key] != every[0][key]:
                 raise ValueError(f"{names[k]} was played with {key} {versions[key]}, {names[0]} with "
-                                 f"{every[0][key]}: only shards of the same {' and '.join(_SAME_VERSIONS)} merge "
-                                 "(they make the deals and their play)")  # fmt: skip
+                                 f"{every[0][key]}: only reports of the same {' and '.join(_SAME_VERSIONS)} merge "
+                                 "or pair (they make the deals and their play)")  # fmt: skip
     return every if any(v != every[0] for v in every) else None
 
 

@@ -4,8 +4,9 @@ Every record is one hand: ``key`` (deal first), ``seats`` (the agent index in ea
 ``scores`` (R7), ``nertz_left``, ``called``, ``on_foundations``, ``races_won`` / ``races_lost``
 (R6) and ``ticks``. Hands of one deal are not independent (the duplicate format replays it in
 every seat rotation; a match's rotations share its deals), so every interval, of scores and of
-shares alike, is taken over deals (``stats.clustered_interval``: the deal is the unit, ``key[0]``),
-never over rotated hands as if they were independent.
+shares alike, is taken over deals (the deal, ``key[0]``, is the unit: ``stats.clustered_interval``
+and, for shares, ``stats.clustered_share_interval``), never over rotated hands as if they were
+independent.
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ def by_deal(pairs) -> list[list[float]]:
 
 
 def over_deals(pairs, share: bool = False) -> tuple[float, list[float]]:
-    """``(mean, [low, high])`` of ``(deal, value)`` pairs, the 95% interval over deals."""
-    mean, lo, hi = stats.clustered_interval(by_deal(pairs), bounds=(0.0, 1.0) if share else None)
+    """``(mean, [low, high])`` of ``(deal, value)`` pairs, the 95% interval over deals (of a
+    ``share``, the Wilson interval at the clustered variance's effective size)."""
+    groups = by_deal(pairs)
+    mean, lo, hi = stats.clustered_share_interval(groups) if share else stats.clustered_interval(groups)
     return mean, [lo, hi]
 
 

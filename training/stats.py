@@ -7,9 +7,14 @@ quantile from the standard library, ratings from ``openskill``.
   in every seat rotation, or the rotations of one match), with a t interval over the groups:
   the hands of one deal are not independent, so the deal is the unit of the interval. The harness
   reports every score and share with it.
-* ``wilson_interval``: a share of independent trials with the Wilson score interval, which stays
-  inside [0, 1] and behaves at shares near 0 or 1.
-* ``rate_hands``: OpenSkill (Plackett-Luce) ratings from each hand's ranking by R7 score.
+* ``clustered_share_interval``: the same for a share, as the Wilson score interval at the
+  sample size the clustered variance is worth (Korn and Graubard's effective size), which stays
+  inside [0, 1] and keeps a width at shares of 0 or 1, where a t interval shrinks to a point.
+* ``wilson_interval``: a share of independent trials with the Wilson score interval.
+* ``seeds_and_deals_interval``: a mean over training seeds evaluated on the same deals, whose
+  interval holds the seeds' spread and the deals' noise they share.
+* ``rate_hands``, ``rate_teams``: OpenSkill (Plackett-Luce) ratings from each hand's ranking by R7
+  score, of players or of teams of partners (R8).
 """
 
 from __future__ import annotations
@@ -75,6 +80,41 @@ def clustered_interval(
     group's sum and size, ``N``: all values). With groups of equal size this is exactly
     ``mean_interval`` over the groups' means. ``bounds`` clips the interval (``(0, 1)`` for shares).
     NaN bounds below 2 groups."""
+    n_groups, total, mean, var = _clustered(groups)
+    if n_groups < 2:
+        return mean, math.nan, math.nan
+    half = t_quantile(0.5 + confidence / 2.0, n_groups - 1) * math.sqrt(var)
+    lo, hi = mean - half, mean + half
+    if bounds is not None:
+        lo, hi = max(bounds[0], lo), min(bounds[1], hi)
+    return mean, lo, hi
+
+
+def clustered_share_interval(groups: Iterable[Sequence[float]], confidence: float = 0.95) -> tuple[float, float, float]:
+    """``(share, low, high)`` of values in [0, 1] that come in ``groups`` (a win is 1, a tie's part
+    of it a fraction): the Wilson score interval at the effective size ``p (1 - p) / var`` of the
+    clustered variance ``var`` (the number of groups at a share of 0 or 1, where ``var`` is 0),
+    with the t quantile of ``G - 1`` degrees of freedom. Where the share is not near 0 or 1 it is
+    the t interval of ``clustered_interval`` to about 3 decimals; near them it keeps its width and
+    its coverage. NaN bounds below 2 groups."""
+    n_groups, _, share, var = _clustered(groups)
+    if n_groups < 2:
+        return share, math.nan, math.nan
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"a share is a mean of values in [0, 1], got {share}")
+    if share in (0.0, 1.0):
+        size = float(n_groups)
+    elif var > 0:
+        size = share * (1.0 - share) / var
+    else:  # the same share in every group: the t interval's point
+        return share, share, share
+    lo, hi = _wilson(share, size, t_quantile(0.5 + confidence / 2.0, n_groups - 1))
+    return share, lo, hi
+
+
+def _clustered(groups: Iterable[Sequence[float]]) -> tuple[int, int, float, float]:
+    """``(G, N, mean, var)``: the groups that hold values, the values, their mean and its
+    cluster-robust variance (NaN below 2 groups)."""
     sums, sizes = [], []
     for g in groups:
         if len(g):
@@ -82,16 +122,36 @@ def clustered_interval(
             sizes.append(len(g))
     n_groups, total = len(sums), sum(sizes)
     if n_groups == 0:
-        return math.nan, math.nan, math.nan
+        return 0, 0, math.nan, math.nan
     mean = math.fsum(sums) / total
     if n_groups < 2:
-        return mean, math.nan, math.nan
+        return n_groups, total, mean, math.nan
     var = n_groups / (n_groups - 1) * math.fsum((s - mean * m) ** 2 for s, m in zip(sums, sizes)) / total**2
-    half = t_quantile(0.5 + confidence / 2.0, n_groups - 1) * math.sqrt(var)
-    lo, hi = mean - half, mean + half
-    if bounds is not None:
-        lo, hi = max(bounds[0], lo), min(bounds[1], hi)
-    return mean, lo, hi
+    return n_groups, total, mean, var
+
+
+def seeds_and_deals_interval(
+    means: Sequence[float], errors: Sequence[float], deals: int, confidence: float = 0.95
+) -> tuple[float, float, float]:
+    """``(mean, low, high)`` of the mean of ``means``, one per training seed, each the mean over the
+    same ``deals`` deals with standard error ``errors`` over them. The seeds share the deals, so
+    their spread leaves out the deals' noise they share; the variance ``s^2 / S + mean(error^2)``
+    adds it back, with Welch-Satterthwaite degrees of freedom. It is an upper bound, as it counts
+    each seed's own noise over the deals twice (in the spread and in its error); near exact where
+    most of a deal's difference is the deal's, the same for every seed.
+    NaN bounds below 2 seeds."""
+    n, mean, sd = _mean_sd(list(means))
+    if n < 2:
+        return mean, math.nan, math.nan
+    if len(errors) != n or deals < 2:
+        raise ValueError(f"seeds_and_deals_interval needs one error per mean ({n}) and 2 deals or more, "
+                         f"got {len(errors)} errors and {deals} deals")  # fmt: skip
+    spread, noise = sd * sd / n, math.fsum(e * e for e in errors) / n
+    if spread + noise == 0:
+        return mean, mean, mean
+    df = (spread + noise) ** 2 / (spread**2 / (n - 1) + noise**2 / (n * (deals - 1)))
+    half = t_quantile(0.5 + confidence / 2.0, df) * math.sqrt(spread + noise)
+    return mean, mean - half, mean + half
 
 
 def normal_interval(values: Iterable[float], confidence: float = 0.95) -> tuple[float, float, float]:
@@ -104,16 +164,21 @@ def normal_interval(values: Iterable[float], confidence: float = 0.95) -> tuple[
 
 
 def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
-    """The Wilson score interval of a share; ``successes`` may be fractional (split ties)."""
-    if n <= 0:
+    """The Wilson score interval of a share of ``n`` independent trials; ``successes`` may be
+    fractional (split ties). NaN below 1 trial."""
+    if not n > 0:
         return math.nan, math.nan
-    z = normal_quantile(0.5 + confidence / 2.0)
-    p = successes / n
+    if not 0 <= successes <= n:
+        raise ValueError(f"wilson_interval needs 0 <= successes <= n, got successes={successes}, n={n}")
+    return _wilson(successes / n, n, normal_quantile(0.5 + confidence / 2.0))
+
+
+def _wilson(p: float, n: float, z: float) -> tuple[float, float]:
     denom = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    lo = 0.0 if successes <= 0 else max(0.0, centre - half)
-    hi = 1.0 if successes >= n else min(1.0, centre + half)
+    lo = 0.0 if p <= 0 else max(0.0, centre - half)
+    hi = 1.0 if p >= 1 else min(1.0, centre + half)
     return lo, hi
 
 
