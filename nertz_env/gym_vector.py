@@ -36,7 +36,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 
-from nertz_env.checks import check_int_actions, check_seed
+from nertz_env.checks import check_int_actions
 from nertz_env.config import NertzConfig, is_int
 from nertz_env.options import INPUT_RULES, PLAY_RULES, ObservationDtype, RuleOptions, rules_that_differ
 from nertz_env.options import observation_dtype as observation_dtype_of
@@ -194,7 +194,7 @@ class NertzGymVectorEnv(VectorEnv):
         """Deal every game (from ``seed``: game ``g`` on stream ``g`` of it, see ``nertz_env.vector``)."""
         if options is not None and (not isinstance(options, Mapping) or options):
             raise ValueError(f"NertzGymVectorEnv.reset takes no options (None or {{}}), got {options!r}")
-        seed = check_seed(seed)  # before the action space takes it: one rule for every door
+        seed = self.vector.seed_of_reset(seed)  # checked before the action space takes it; else the constructor's
         super().reset(seed=seed)  # np_random and np_random_seed, as every VectorEnv keeps them
         if seed is not None:
             self.action_space.seed(seed)

@@ -100,7 +100,7 @@ class NertzSB3VecEnv(VecEnv):
 
     # -- VecEnv ----------------------------------------------------------------------------
     def reset(self) -> np.ndarray:
-        seed = next((s for s in self._seeds if s is not None), None)
+        seed = self.vector.seed_of_reset(next((s for s in self._seeds if s is not None), None))
         if seed is not None:
             reseed_opponents(self._opponents, seed)
         self.vector.reset(seed=seed)

@@ -304,9 +304,7 @@ class NertzVectorEnv:
     # -- the loop --------------------------------------------------------------------------
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Deal a new hand in every game; returns ``(observations, action_masks)``."""
-        seed = check_seed(seed)
-        if seed is None and not self._seeded:
-            seed = self._seed
+        seed = self.seed_of_reset(seed)
         if seed is not None or not self._seeded:
             entropy = cast(int, np.random.SeedSequence(seed).entropy)  # an int: the seed's, or fresh
             self.state.rng[:] = engine.seed_streams(entropy, self.num_envs)
@@ -315,6 +313,14 @@ class NertzVectorEnv:
         _run(self._engine.deal_batch, self._engine.deal_batch_threaded, self.num_threads,
              self.state, self._cfg, self._table, self._plan, self.buffers)  # fmt: skip
         return self.buffers.obs, self.buffers.masks
+
+    def seed_of_reset(self, seed: int | None = None) -> int | None:
+        """The seed ``reset(seed)`` deals from: ``seed``, else the constructor's at the first reset
+        (None: the streams go on, or fresh entropy where no seed was ever given). The doors with
+        opponents reseed them from it, so that a seed given to the constructor and one given to
+        the first ``reset`` play the same episode."""
+        seed = check_seed(seed)
+        return self._seed if seed is None and not self._seeded else seed
 
     def step(
         self, actions: np.ndarray

@@ -74,6 +74,41 @@ def test_a_seeded_sb3_reset_replays_random_opponents():
     assert all(np.array_equal(a, b) for a, b in zip(first, again))
 
 
+def test_a_constructor_seed_plays_the_episode_of_that_seed_given_to_reset():
+    """The constructor's seed is the first ``reset``'s (``NertzGymVectorEnv``'s ``seed``, and
+    ``make_vec(..., seed=)``, which passes it there): the opponents are reseeded from it too, as by
+    ``reset(seed=...)`` (before, they kept the seeds they were built with)."""
+    pytest.importorskip("stable_baselines3", reason="the SB3 door needs the training extra")
+    from nertz_env.sb3 import NertzSB3VecEnv
+
+    def gym_run(env, seed):
+        obs, infos = env.reset(seed=seed)
+        seen = [obs.copy()]
+        for t in range(30):
+            obs, rewards, _, _, infos = env.step(sample_legal(infos["action_mask"], rng=t))
+            seen += [obs.copy(), rewards.copy()]
+        return seen
+
+    def sb3_run(env):
+        seen = [env.reset().copy()]
+        for t in range(30):
+            obs, rewards, _, _ = env.step(sample_legal(env.action_masks(), rng=t))
+            seen += [obs.copy(), rewards.copy()]
+        return seen
+
+    def same(a, b):
+        return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
+
+    opponents = lambda: {1: agents.make("random", config=NertzConfig(num_players=2))}  # noqa: E731
+    given = gym_run(NertzGymVectorEnv(3, opponents(), num_players=2, seed=4), None)
+    assert same(given, gym_run(NertzGymVectorEnv(3, opponents(), num_players=2), 4))
+    assert not same(given, gym_run(NertzGymVectorEnv(3, opponents(), num_players=2), 5))
+    first = sb3_run(NertzSB3VecEnv(3, opponents(), num_players=2, seed=4))
+    later = NertzSB3VecEnv(3, opponents(), num_players=2)
+    later.seed(4)
+    assert same(first, sb3_run(later))
+
+
 def test_a_reseeded_agent_chooses_as_one_built_with_that_seed():
     config = NertzConfig(num_players=2)
     env = NertzSingleAgentEnv(opponents=["greedy"], num_players=2)

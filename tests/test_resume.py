@@ -95,6 +95,17 @@ def test_selfplay_stopped_at_an_evaluation_resumes_exactly(tmp_path):
     assert "win vs greedy" in a.stdout and a.stdout.strip().splitlines()[-1].split()[0] == "800"
 
 
+@pytest.mark.parametrize("agents", [["--scripted", "random"], ["--scripted", "greedy", "--teacher", "random"]])
+def test_selfplay_with_agents_that_draw_resumes_exactly(tmp_path, agents):
+    """A scripted pool member or a teacher with chance goes on drawing where it stopped (the
+    checkpoint keeps the agents; before, a resumed run built them afresh and drew their draws again)."""
+    fast = [*TINY, "--eval-every", "0", "--save-every", "1", *agents]
+    run(SELFPLAY, *fast, "--run-dir", str(tmp_path / "a"))
+    run(SELFPLAY, *fast, "--run-dir", str(tmp_path / "b"), "--stop-after", "3")
+    run(SELFPLAY, "--resume", str(tmp_path / "b" / "checkpoint.pt"), "--progress", "false")
+    assert same_weights(weights(tmp_path / "a" / "policy.pt"), weights(tmp_path / "b" / "policy.pt"))
+
+
 def kill_loop(tmp_path, module, fresh, find_checkpoint, seed):
     """Kill the run at random moments (at a rename, in an evaluation, or from outside after a
     random delay) and resume it until it finishes; returns the number of kills (``KILLS``, or

@@ -119,20 +119,6 @@ def test_reset_seeds_game_0_as_game_reset():
 
 
 @pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="numba has one thread here")
-def test_threads_give_the_same_games():
-    runs = []
-    for threads in (1, 2):
-        env = NertzVectorEnv(16, seed=3, num_threads=threads, max_cycles=100)
-        obs, masks = env.reset()
-        seen = [obs.copy(), masks.copy()]
-        for _ in range(250):
-            obs, masks, rewards, terminated, truncated, infos = env.step(env.sample_actions())
-            seen += [obs.copy(), masks.copy(), rewards.copy(), terminated.copy(), truncated.copy()]
-            seen += [infos["episode"]["scores"].copy(), infos["final_observation"].copy()]
-        runs.append(seen)
-    assert all((a == b).all() for a, b in zip(*runs))
-
-
 def test_buffers_are_written_in_place_and_illegal_actions_wait():
     env = NertzVectorEnv(2, seed=0, illegal_action_penalty=0.5)
     obs, masks = env.reset()

@@ -15,6 +15,7 @@ import contextlib
 import errno
 import json
 import os
+import pickle
 import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -123,6 +124,16 @@ def load_torch_checkpoint(path: str | Path, required: tuple[str, ...]) -> dict[s
     if missing:
         raise CheckpointError(f"--resume {path}: not a train_selfplay checkpoint (missing {', '.join(missing)})")
     return blob
+
+
+def saved_agents(saved: bytes, scripted: int) -> tuple[list[Any], Any]:
+    """A self-play checkpoint's scripted pool members and teacher, as pickled with their
+    generators: agents with chance (``random``, a sampling policy) go on drawing where they
+    stopped, so a resumed run plays as the uninterrupted one."""
+    members, teacher = pickle.loads(saved)
+    if len(members) != scripted:
+        raise ValueError(f"{len(members)} scripted pool members saved for {scripted} in --scripted")
+    return members, teacher
 
 
 def resolve_device(name: str) -> torch.device:

@@ -81,6 +81,7 @@ from nertz_env.training.checkpoint import (
     own_generators,
     remove_partial_files,
     restore_device_generator,
+    saved_agents,
     say,
     summary_table,
     training_device,
@@ -215,6 +216,8 @@ def restore(t: Trainer, resume: dict[str, Any] | None) -> tuple[Loop, int, list[
         if t.pool.win_shares.shape != (len(t.pool),):
             raise ValueError(f"pool_win_shares {t.pool.win_shares.shape} for a pool of {len(t.pool)} members")
         t.envs = pickle.loads(resume["envs"])
+        if "agents" in resume:  # the scripted members and the teacher, their draws so far included
+            t.pool.scripted, t.teacher = saved_agents(resume["agents"], len(t.pool.scripted))
         if t.critic is not None:
             t.critic.load_state_dict(resume["critic"])
         if t.oracle is not None:
@@ -302,6 +305,7 @@ def save(t: Trainer, run_dir: Path, update: int, loop: Loop, evals: list[dict[st
         "pool": [s.state_dict() for s in t.pool.snapshots],
         "pool_win_shares": t.pool.win_shares.copy(),
         "envs": pickle.dumps(t.envs),
+        "agents": pickle.dumps((t.pool.scripted, t.teacher)),  # their generators: see saved_agents
         "numpy_rng": t.rng.bit_generator.state,
         "torch_rng": torch.get_rng_state(),
         **device_generator(t.device),

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from nertz_env.engine.cache import twin
+from nertz_env.engine.cache import python_of, twin
 from nertz_env.engine.compose import (
     NO_DECKS,
     PLAY_MATCH,
@@ -125,7 +125,10 @@ def new_buffers(
 def _settle(s, b, cfg, penalty, out):
     """Game ``b`` after its rules: ``compose.tick_rewards``, its race and legality flags and end
     flags; and if the episode (a hand, or a match, R8) ended, its final record and a new deal
-    from the game's own stream (same-step reset)."""
+    from the game's own stream (same-step reset). The threaded kernel calls ``_settle_called``:
+    inlined into its ``prange`` loop, numba's parfor pass drops the stores into ``out``'s arrays
+    (``out.done[b] = ...``; numba issue 7135), and ``num_threads=2`` never ended an episode in
+    ``infos``."""
     s = raw_state(s)
     n_players = cfg[C_PLAYERS]
     match = cfg[C_EPISODE] != 0
@@ -355,7 +358,8 @@ def _sample_legal_rows(masks, streams, out):
 
 
 step_batch = njit(cache=True)(_step_batch)
-step_batch_threaded = njit(cache=True, parallel=True)(twin(_step_batch, "_threaded"))
+_settle_called = njit(cache=True)(twin(python_of(_settle), "_called"))
+step_batch_threaded = njit(cache=True, parallel=True)(twin(_step_batch, "_threaded", _settle=_settle_called))
 deal_batch = njit(cache=True)(_deal_batch)
 deal_batch_threaded = njit(cache=True, parallel=True)(twin(_deal_batch, "_threaded"))
 step_rules_batch = njit(cache=True)(_step_rules_batch)

@@ -171,11 +171,13 @@ def python_of(func):
     return getattr(func, "py_func", func)
 
 
-def twin(func: Callable[..., Any], suffix: str) -> types.FunctionType:
+def twin(func: Callable[..., Any], suffix: str, **calls: Any) -> types.FunctionType:
     """A copy of ``func`` named ``func.__name__ + suffix``, so that a second compilation of it (other
     options: threaded, or not inlined) has a cache entry of its own: numba names a cache entry after
-    the Python function, not its options."""
-    copy = types.FunctionType(func.__code__, func.__globals__, func.__name__ + suffix, func.__defaults__)
+    the Python function, not its options. ``calls`` replace the module's functions of those names
+    in the copy's globals (another compilation of a function it calls)."""
+    scope = {**func.__globals__, **calls} if calls else func.__globals__
+    copy = types.FunctionType(func.__code__, scope, func.__name__ + suffix, func.__defaults__)
     copy.__qualname__ = func.__qualname__ + suffix
     copy.__doc__ = func.__doc__
     return copy
