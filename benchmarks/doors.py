@@ -2,7 +2,7 @@
 env: TorchRL (``PettingZooWrapper`` against the native ``NertzTorchRLEnv``) and Gymnasium
 (``SyncVectorEnv`` of ``NertzSingle-v0`` against ``NertzGymVectorEnv``); and OpenSpiel's
 ``python_nertz``, one game in Python beside the parallel API. Run by
-``python -m benchmarks.throughput`` (``--doors-only`` for just these rows)."""
+``python -m nertz_env.benchmarks.throughput`` (``--doors-only`` for just these rows)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Sampling throughput of RLlib env runners on Nertz (the ``rllib`` extra): N remote env runners,
 each stepping its envs with the shared PPO policy of ``ppo_config``, no learning.
 
-    python -m benchmarks.rllib_sampling --runners 1 2 --repeats 5 --ticks 1000
+    python -m nertz_env.benchmarks.rllib_sampling --runners 1 2 --repeats 5 --ticks 1000
 
 An env step is one tick: every one of the 4 players acts.
 """

@@ -67,7 +67,8 @@ class BackgroundCompile:
         root = str(Path(__file__).resolve().parents[1])  # the process imports this very package
         path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
         jobs = os.environ.get("NERTZ_COMPILE_JOBS", "2")  # it and one job of engine.warm; this one plays
-        env = {**os.environ, ENV: "0", "NERTZ_COMPILE_NOTICE": "0", "PYTHONPATH": path, "NERTZ_COMPILE_JOBS": jobs}
+        env = {**os.environ, ENV: "0", "NERTZ_COMPILE_NOTICE": "0", "PYTHONPATH": path, "NERTZ_COMPILE_JOBS": jobs,
+               engine.warm.PARENT: str(os.getpid())}  # fmt: skip
         self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - read when the process ends, closed with it
         self.process = subprocess.Popen(
             list(command or [sys.executable, "-m", __name__]), env=env, stdin=subprocess.PIPE,
@@ -86,7 +87,7 @@ class BackgroundCompile:
         global _announced
         if not _announced:
             _announced = True
-            _say("first run: the engine compiles in the background (about 1 min on two free cores); "
+            _say(f"first run: the engine compiles in the background ({engine.notice.FIRST_RUN_ESTIMATE}); "
                  "until then games and agents play it in plain Python (about 2 ms a game-tick)")  # fmt: skip
 
     def done(self) -> bool:
@@ -185,6 +186,7 @@ class InterimEngine:
 def _compile_main() -> None:
     """The background process: call the function pickled on stdin."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stopped: stop engine.warm's jobs too (atexit)
+    engine.warm.exit_with_parent()  # a parent killed outright cannot stop it
     pickle.load(sys.stdin.buffer)()
 
 

@@ -48,7 +48,7 @@ def test_each_algorithm_trains_on_each_task_and_its_policy_plays(algo, task, tmp
     assert row["hands"] == 2 * t.num_players and 0.0 <= row["win_share"] <= 1.0
 
 
-def test_a_reference_run_goes_end_to_end_and_resumes(tmp_path, monkeypatch):
+def test_a_reference_run_goes_end_to_end_and_resumes(tmp_path, monkeypatch, capsys):
     tiny = tasks.Task("tiny-2p", 1, "a small test task", {"num_players": 2}, eval_deals=2, curve_deals=2,
                       pool=("passive",), agent_steps=2560, exploit_steps=1024, exploit_deals=2)
     monkeypatch.setitem(tasks.TASKS, "tiny-2p", tiny)
@@ -56,14 +56,20 @@ def test_a_reference_run_goes_end_to_end_and_resumes(tmp_path, monkeypatch):
     rec = reference.run("tiny-2p", "ppo", 1, checkpoints=1, runs=tmp_path / "runs", results=results)
     saved = json.loads((results / "tiny-2p__ppo__1.json").read_text())
     assert saved["schema"] == reference.SCHEMA and saved == json.loads(json.dumps(rec, default=float))
-    assert [c["steps"] for c in saved["curve"]] == [2560] and saved["train_s"] > 0 and saved["train_cpu_s"] > 0
+    # An update of the ppo recipe at 2 players is 32 ticks x 48 learner seats: the curve holds the
+    # 1,536 decisions trained (before, it held the 2,560 asked for, an update's size at 4 players).
+    assert reference.ppo_update_decisions(2) == 1536 and reference.ppo_update_decisions(4) == 2560
+    assert [c["steps"] for c in saved["curve"]] == [1536] and saved["train_s"] > 0 and saved["train_cpu_s"] > 0
     assert saved["final"]["deals"] == 2 and saved["final"]["results"][0]["opponent"] == "passive"
     ex = saved["exploit"]
     assert ex["steps"] == 1024 and ex["deals"] == 2 and ex["score_gain_ci"][0] <= ex["score_gain"]
+    assert ex["trained_steps"] == 1024  # whole updates of 32 ticks x 32 learner seats (seat 0 of 32 games)
     assert saved["command"] == "python -m nertz_env.training.reference --task tiny-2p --algo ppo --seed 1"
     # Run again: everything is there, nothing is trained or measured anew.
+    capsys.readouterr()
     again = reference.run("tiny-2p", "ppo", 1, checkpoints=1, runs=tmp_path / "runs", results=results)
     assert again["train_s"] == saved["train_s"]
+    assert "already holds this run, complete: nothing trained" in capsys.readouterr().err
     with pytest.raises(ValueError, match="not 999"):
         reference.run("tiny-2p", "ppo", 1, steps=999, checkpoints=1, runs=tmp_path / "runs", results=results)
     assert Path(results / "tiny-2p__ppo__1.json").exists()

@@ -114,7 +114,7 @@ def test_explained_variance_is_one_for_a_perfect_critic_and_zero_for_the_mean():
 
 
 def test_the_diagnostics_read_a_runs_ppo_phase_from_its_log(tmp_path, capsys):
-    """``python -m training.central_critic RUN``: both critics' explained variance, the KL and the
+    """``python -m nertz_env.training.central_critic RUN``: both critics' explained variance, the KL and the
     clip fraction over the PPO phase (the updates after cloning), from the run's ``scalars.jsonl``
     (no TensorBoard needed), and from its TensorBoard log for a run made before that file."""
     run = ["--central-critic", "true", "--total-steps", "320", "--run-dir", str(tmp_path / "run")]

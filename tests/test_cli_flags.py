@@ -96,6 +96,21 @@ def test_nertz_train_help_lists_the_trainers(capsys):
     assert out.startswith("usage: nertz train {selfplay,sb3}") and "\n  selfplay " in out and "\n  sb3 " in out
 
 
+def test_a_trainers_help_gives_every_flags_default(capsys):
+    """The reward a trainer learns from is not the env's default (``relative``, not ``dense``):
+    ``--help`` says so (before, the parser that finds the flags given answered ``--help``, with
+    no defaults)."""
+    from nertz_env.training import args
+    from nertz_env.training.selfplay_args import Args
+
+    with pytest.raises(SystemExit) as stop:
+        args.parse_given(Args, ["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert stop.value.code == 0
+    assert "reward mode of the env: dense, sparse, relative, lead (default: relative)" in out
+    assert "discount factor (default: 0.995)" in out and "(default: 8000000)" in out
+
+
 def _selfplay_checkpoint(path, done, total):
     """A file ``train_selfplay.start`` reads as a checkpoint: its arguments and counters (the
     budget and the folder are checked before the rest is used)."""

@@ -63,6 +63,9 @@ def test_reports_that_do_not_pair_are_refused_by_name(reports):
         compare(base, {k: v for k, v in variant.items() if k != "hands"})
     with pytest.raises(ValueError, match="--agent 4: the base has agents 0 to 3"):
         compare(base, variant, agent=4)
+    teams = {**variant, "config": {**variant["config"], "partners": True}}
+    with pytest.raises(ValueError, match="the variant was played by partners \\(R8\\), whose win is the team's"):
+        compare(base, teams)
 
 
 def test_the_command_prints_and_writes_the_differences(reports, tmp_path, capsys):

@@ -27,3 +27,17 @@ def test_example_plays_a_whole_hand(path, capsys):
         reason = nertz_v0.END_REASONS[namespace["infos"]["player_0"]["end_reason"]]
         assert reason in {"call", "stall", "max_cycles"} and reason == env.unwrapped.outcome()["end_reason"]
         assert reason in capsys.readouterr().out
+
+
+def test_documented_commands_name_the_installed_modules():
+    """``python -m training.X`` and ``python -m benchmarks.X`` import only from the repository's
+    root; the installed package's modules are ``nertz_env.training.X`` and ``nertz_env.benchmarks.X``."""
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    files = [root / "README.md", *sorted((root / "docs").glob("*.md")), *sorted((root / "training").glob("*.py")),
+             *sorted((root / "benchmarks").glob("*.py"))]  # fmt: skip
+    short = re.compile(r"-m (training|benchmarks)\.")
+    found = [f"{p.relative_to(root)}:{n}" for p in files for n, line in enumerate(p.read_text().splitlines(), 1)
+             if short.search(line)]  # fmt: skip
+    assert not found, found

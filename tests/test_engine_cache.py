@@ -273,3 +273,24 @@ def warm_jobs() -> list[str]:
     from nertz_env.engine import warm
 
     return list(warm.JOBS)
+
+
+def test_a_background_compile_ends_when_its_parent_is_killed(tmp_path):
+    """A parent killed outright runs no exit handler to stop its background compile
+    (``engine.warm``'s jobs, ``python -m nertz_env.interim``): each ends itself once its parent is
+    gone (``warm.exit_with_parent``), rather than compile on for minutes as an orphan."""
+    child = "from nertz_env.engine import warm; import time; warm.exit_with_parent(0.1); time.sleep(120)"
+    parent = ("import subprocess, sys, os, signal; "
+              f"env = {{**os.environ, {engine.warm.PARENT!r}: str(os.getpid())}}; "
+              f"p = subprocess.Popen([sys.executable, '-c', {child!r}], env=env, stdout=subprocess.DEVNULL); "
+              "print(p.pid, flush=True); import time; time.sleep(5); os.kill(os.getpid(), signal.SIGKILL)")  # fmt: skip
+    res = subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True, timeout=60)
+    pid = int(res.stdout.split()[0])
+    status = Path(f"/proc/{pid}/status")
+    deadline = time.monotonic() + 30  # the parent lives 5 s (the child watches it by then), then 0.1 s
+    while time.monotonic() < deadline and status.exists() and "State:\tZ" not in status.read_text():
+        time.sleep(0.2)
+    gone = not status.exists() or "State:\tZ" in status.read_text()
+    if not gone:
+        os.kill(pid, 9)
+    assert gone, "the orphaned background process was still running 30 s after its parent was killed"

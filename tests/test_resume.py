@@ -90,7 +90,9 @@ def test_selfplay_stopped_at_an_evaluation_resumes_exactly(tmp_path):
     run(SELFPLAY, "--resume", str(tmp_path / "b" / "checkpoint.pt"), "--progress", "false")
     assert same_weights(weights(tmp_path / "a" / "policy.pt"), weights(tmp_path / "b" / "policy.pt"))
     assert evals(tmp_path / "a") == evals(tmp_path / "b")
-    assert f"run directory: {tmp_path / 'a'}" in a.stdout
+    assert f"run directory: {tmp_path / 'a'}; 10 updates x 80 = 800 learner decisions\n" in a.stdout
+    rounded = run(SELFPLAY, *TINY, "--total-steps", "820", "--eval-every", "0", "--run-dir", str(tmp_path / "r"))
+    assert "10 updates x 80 = 800 learner decisions (--total-steps 820: whole updates only)" in rounded.stdout
     assert a.stdout.count("eval  step") == len(evals(tmp_path / "a")) == 5  # updates 2, 4, 6, 8 and the last, 10
     assert "win vs greedy" in a.stdout and a.stdout.strip().splitlines()[-1].split()[0] == "800"
 
@@ -232,6 +234,10 @@ def test_bad_flags_and_specs_end_the_command_with_their_reason_and_raise_in_proc
     assert "--pfsp-rate 0.0: accepted a number in (0, 1]" in said_as_a_flag_error(res)
     res = run(SELFPLAY, *TINY, "--scripted", "heuristic:depth=9", "--run-dir", str(tmp_path / "b"), ok=False)
     assert "depth" in said_as_a_flag_error(res)
+    assert not (tmp_path / "b").exists()  # the specs are checked before the run directory is made
+    res = run(SELFPLAY, *TINY, "--scripted", f"policy:path={tmp_path / 'none.pt'}", "--run-dir", str(tmp_path / "f"),
+              ok=False)  # fmt: skip
+    assert f"no policy file at {tmp_path / 'none.pt'}" in said_as_a_flag_error(res) and not (tmp_path / "f").exists()
     res = run("nertz_env.training.cli", "train", "selfplay", *TINY, "--rules", "partners=maybe", "--run-dir",
               str(tmp_path / "c"), ok=False)  # fmt: skip
     assert "partners" in said_as_a_flag_error(res)

@@ -119,3 +119,24 @@ def test_the_interval_over_seeds_and_deals_adds_the_deals_noise_the_seeds_share(
     assert all(math.isnan(x) for x in stats.seeds_and_deals_interval([0.1], [0.01], 100)[1:])
     with pytest.raises(ValueError, match="one error per mean \\(2\\) and 2 deals or more, got 1 errors"):
         stats.seeds_and_deals_interval([0.1, 0.2], [0.01], 100)
+
+
+def test_partners_are_rated_by_their_teams_summed_score():
+    """R8: a player whose partner carries the team is rated with the winning team, not with the
+    players it scored below (``report.tables_of`` under partners)."""
+    pytest.importorskip("openskill", reason="ratings need openskill (extra 'training')")
+    from nertz_env.training.report import tables_of
+
+    records = []
+    for deal in range(40):  # agents 0 and 2 partner agents 1 and 3; 0 scores most, its partner 2 least
+        records.append({"key": [deal, 0], "seats": [0, 1, 2, 3], "scores": [30, 5, -2, 4], "nertz_left": [0] * 4,
+                        "called": [False] * 4, "on_foundations": [0] * 4, "ticks": 10, "races_won": [0] * 4,
+                        "races_lost": [0] * 4})  # fmt: skip
+    labels = ["star", "b", "carried", "d"]
+    by_team = tables_of(records, labels, partners=True)["ratings"]
+    alone = tables_of(records, labels, partners=False)["ratings"]
+    assert by_team["carried"]["mu"] == pytest.approx(by_team["star"]["mu"])
+    assert by_team["carried"]["mu"] > by_team["b"]["mu"] == pytest.approx(by_team["d"]["mu"])
+    assert alone["carried"]["mu"] < alone["d"]["mu"] < alone["b"]["mu"]
+    with pytest.raises(ValueError, match="a player sits twice at one table"):
+        stats.rate_teams([([[0, 1], [1, 2]], [3.0, 1.0])])

@@ -277,3 +277,15 @@ def test_nertz_tournament_front_end(capsys):
     assert cli.main(["tournament", "--agents", "greedy", "random", "passive", "--target-score", "5"]) == 0
     text = capsys.readouterr().out
     assert "Single elimination (R8)" in text and "Champion:" in text
+
+
+def test_partners_rules_are_refused_by_name():
+    """A tournament decides its matches and advances by each player's own total, so R8's teams of
+    partners would be played and then ignored (before, ``--rules partners=true`` was accepted)."""
+    bad = subprocess.run(
+        [sys.executable, "-m", "nertz_env.training.tournament", "--format", "ladder", "--agents", *AGENTS[:4],
+         "--rules", "partners=true"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert "argument --rules: partners=true: a tournament seats, scores and advances each player alone" in bad.stderr

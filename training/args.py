@@ -57,10 +57,11 @@ def flag_errors(as_command: bool = True) -> Iterator[None]:
     """A run's set-up, where a ``ValueError`` is the user's input (a flag out of range, an agent
     spec, a checkpoint that does not fit). ``as_command`` (the command line): reported as argparse
     reports a bad flag (``cli_checks.Parser``: ``prog: error: message`` on stderr, exit status 2),
-    not as a traceback; else raised as it is (a call from Python)."""
+    not as a traceback; else raised as it is (a call from Python). A file a flag names that is not
+    there (``FileNotFoundError``: a policy, a checkpoint) is the user's input too."""
     try:
         yield
-    except ValueError as err:
+    except (ValueError, FileNotFoundError) as err:
         if not as_command:
             raise
         Parser(prog=prog()).error(str(err))
@@ -157,9 +158,9 @@ def parse_given(
     cls: type[T], argv: Sequence[str] | None = None, description: str | None = None
 ) -> tuple[T, set[str]]:
     """``parse``, and the names of the fields the command line gave explicitly."""
-    parser = _parser(cls, description)
+    values = _parser(cls, description).parse_args(argv)  # first: its --help gives every flag's default
     given = set(vars(_parser(cls, description, argparse.SUPPRESS).parse_args(argv)))
-    return _build(cls, parser.parse_args(argv)), given
+    return _build(cls, values), given
 
 
 def resume_args(

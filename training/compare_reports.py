@@ -71,6 +71,9 @@ def check_pair(base: dict[str, Any], other: dict[str, Any], agent: int, name: st
             raise ValueError(f"{k} holds no hands: pass the full --out file of nertz eval, not a slimmed copy")
         if rep.get("mode") != "duplicate":
             raise ValueError(f"{k} is of mode {rep.get('mode')!r}; only duplicate deals pair")
+        if isinstance(rep.get("config"), dict) and rep["config"].get("partners"):
+            raise ValueError(f"{k} was played by partners (R8), whose win is the team's: compare pairs one agent's "
+                             "own win share and score, so only reports without partners pair")  # fmt: skip
         if not 0 <= agent < len(rep.get("specs", ())):
             raise ValueError(f"--agent {agent}: {k} has agents 0 to {len(rep.get('specs', ())) - 1}")
     merge_reports.check_versions([base, other], ["the base", name])

@@ -6,7 +6,7 @@ own rollouts. The network is not stepped: every figure is taken at the weights i
 (``--init-policy``, or ``--resume``). The update clips the sum's norm to ``--max-grad-norm``, so
 a term much larger than the others sets the direction of the shared layers.
 
-    python -m training.loss_gradients --updates 3 -- --init-policy agents/policies/ppo.pt --bc-steps 0
+    python -m nertz_env.training.loss_gradients --updates 3 -- --init-policy agents/policies/ppo.pt --bc-steps 0
 
 Each figure is the median over the minibatches of ``--updates`` rollouts (one epoch each);
 ``--json F`` also writes them with the trainer flags.

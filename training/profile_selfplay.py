@@ -11,7 +11,7 @@ dense matrix product (``agents.policy``'s former path) in the same run, for the 
 per catalogue entry, as runs did before the flag); with ``--peer afterstate``, the same updates
 with ``--afterstate false`` (the trainer flags then ask for ``--afterstate true``).
 
-    python -m training.profile_selfplay --updates 5 -- --lookahead-features false --bc-steps 0
+    python -m nertz_env.training.profile_selfplay --updates 5 -- --lookahead-features false --bc-steps 0
 
 A trainer flag ``--resume CHECKPOINT`` times the updates of a run from where it stopped (its policy,
 pool and games). ``--json F`` also writes the figures, the flags, the torch threads and the load average to ``F``.

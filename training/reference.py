@@ -43,7 +43,16 @@ from nertz_env.training.exploit import exploitability
 ALGOS = ("ippo", "mappo", "ppo", "maskable_ppo")
 SCHEMA = "nertz-benchmark-reference/1"
 RESULTS = Path("docs") / "benchmark" / "results"
-_SEGMENTS_OF = {"ppo": 2560}  # decisions per update of the ppo recipe below (32 ticks x 80 learner seats)
+_PPO_GAMES = _PPO_TICKS = 32  # the ppo recipe's games and ticks per update (--num-envs, --num-steps)
+
+
+def ppo_update_decisions(num_players: int) -> int:
+    """Learner decisions per update of the ppo recipe below: 32 ticks x its learner seats (every
+    seat of the self-play half of the games, one seat of the other half): 2,560 at 4 players,
+    1,536 at 2."""
+    from nertz_env.training.selfplay_ppo import Seats
+
+    return _PPO_TICKS * Seats.build(_PPO_GAMES, num_players, 0.5).n_learn
 
 
 def _rules(task: tasks.Task) -> list[str]:
@@ -65,12 +74,12 @@ def trainer_command(algo: str, task: tasks.Task, seed: int, steps: int, upto: in
                 "--stop-after", str(max(1, upto - done))]  # fmt: skip
     if algo == "ppo":
         ckpt = run_dir / "checkpoint.pt"
-        per_update = _SEGMENTS_OF["ppo"]
+        per_update = ppo_update_decisions(task.num_players)
         updates = max(1, upto // per_update - (_ppo_updates(ckpt) if ckpt.exists() else 0))
         head = ["--resume", str(ckpt)] if ckpt.exists() else [
-            "--total-steps", str(steps), "--seed", str(seed), "--num-players", p, "--num-envs", "32", "--num-steps",
-            "32", "--bc-steps", "0", "--lookahead-features", "false", "--eval-every", "0", "--run-dir", str(run_dir),
-            "--tensorboard", "false", "--sampler", "catalogue", *_rules(task)]  # fmt: skip
+            "--total-steps", str(steps), "--seed", str(seed), "--num-players", p, "--num-envs", str(_PPO_GAMES),
+            "--num-steps", str(_PPO_TICKS), "--bc-steps", "0", "--lookahead-features", "false", "--eval-every", "0",
+            "--run-dir", str(run_dir), "--tensorboard", "false", "--sampler", "catalogue", *_rules(task)]  # fmt: skip
         # --sampler catalogue: the draws the stored reference results were trained with.
         return [*py, "nertz_env.training.train_selfplay", *head, "--stop-after", str(updates), "--progress", "false"]
     if algo == "maskable_ppo":
@@ -95,6 +104,17 @@ def _ppo_updates(ckpt: Path) -> int:
     import torch
 
     return int(torch.load(ckpt, map_location="cpu", weights_only=False)["update"])
+
+
+def trained_steps(algo: str, run_dir: Path, upto: int) -> int:
+    """The learner decisions ``algo``'s run has trained: for ``ppo`` its checkpoint's count (the
+    self-play trainer stops at whole updates, below ``upto`` where an update does not divide
+    it), for the others ``upto``."""
+    if algo != "ppo":
+        return upto
+    import torch
+
+    return int(torch.load(run_dir / "checkpoint.pt", map_location="cpu", weights_only=False)["global_step"])
 
 
 def _children_cpu() -> float:
@@ -141,6 +161,10 @@ def run(
     }
     if record["steps"] != steps:
         raise ValueError(f"{out} holds a run of {record['steps']} steps, not {steps}: move it away to start again")
+    if len(record["curve"]) >= checkpoints and "final" in record and "exploit" in record:
+        print(f"{out} already holds this run, complete: nothing trained (give --results DIR to run it again "
+              "elsewhere)", file=sys.stderr)  # fmt: skip
+        return record
     run_dir.mkdir(parents=True, exist_ok=True)
     results.mkdir(parents=True, exist_ok=True)
     for k in range(len(record["curve"]) + 1, checkpoints + 1):
@@ -152,8 +176,8 @@ def run(
         snap = run_dir / f"checkpoint_{k}{policy_file(algo, run_dir).suffix}"
         shutil.copyfile(policy_file(algo, run_dir), snap)
         evaluation = protocol(t, [f"policy:path={snap}"], deals=curve_deals or t.curve_deals, cross_play=False)
-        record["curve"].append({"steps": upto, "train_s": record["train_s"], "train_cpu_s": record["train_cpu_s"],
-                                "results": evaluation["results"]})
+        record["curve"].append({"steps": trained_steps(algo, run_dir, upto), "train_s": record["train_s"],
+                                "train_cpu_s": record["train_cpu_s"], "results": evaluation["results"]})
         _write(out, record)
     final = f"policy:path={run_dir / f'checkpoint_{checkpoints}{policy_file(algo, run_dir).suffix}'}"
     if "final" not in record:

@@ -85,10 +85,8 @@ def summarize_teams(
     score: dict[int, list[tuple[int, float]]] = defaultdict(list)
     wins: dict[int, list[tuple[int, float]]] = defaultdict(list)
     for rec in records:
-        seats, p, deal = rec["seats"], len(rec["seats"]), rec["key"][0]
-        team_ids = [min(seats[s], seats[s + p // 2]) for s in range(p // 2)]
-        team_scores = [rec["scores"][s] + rec["scores"][s + p // 2] for s in range(p // 2)]
-        for t, share, v in zip(team_ids, stats.win_shares(team_scores), team_scores):
+        deal, (teams, team_scores) = rec["key"][0], _teams_of(rec)
+        for t, share, v in zip((min(team) for team in teams), stats.win_shares(team_scores), team_scores):
             wins[t].append((deal, share))
             score[t].append((deal, v))
     rows = []
@@ -138,7 +136,10 @@ def tables_of(records: list[dict[str, Any]], labels: Sequence[str], partners: bo
               match_records: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:  # fmt: skip
     """A report's tables from its hands: ``summary`` (with each agent's OpenSkill ``mu`` and
     ``sigma``), ``paired``, ``ratings`` and, with ``partners``, ``teams``."""
-    ratings = stats.rate_hands(((r["seats"], r["scores"]) for r in records), players=range(len(labels)))
+    if partners:  # R8: a team of partners is ranked by its summed score, its members rated together
+        ratings = stats.rate_teams((_teams_of(r) for r in records), players=range(len(labels)))
+    else:
+        ratings = stats.rate_hands(((r["seats"], r["scores"]) for r in records), players=range(len(labels)))
     summary = summarize(records, labels)
     for row in summary:
         row["mu"], row["sigma"] = ratings[row["index"]]
@@ -147,6 +148,12 @@ def tables_of(records: list[dict[str, Any]], labels: Sequence[str], partners: bo
         "ratings": {labels[k]: {"mu": mu, "sigma": sg} for k, (mu, sg) in ratings.items()},
         "teams": summarize_teams(records, labels, list(match_records)) if partners else [],
     }  # fmt: skip
+
+
+def _teams_of(record: dict[str, Any]) -> tuple[list[list[int]], list[float]]:
+    """A hand's teams of partners (R8: seats ``s`` and ``s + P/2``) and their summed scores."""
+    seats, scores, half = record["seats"], record["scores"], len(record["seats"]) // 2
+    return [[seats[s], seats[s + half]] for s in range(half)], [scores[s] + scores[s + half] for s in range(half)]
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -171,7 +178,8 @@ def format_report(report: dict[str, Any]) -> str:
             line += f"  {r['match_win_share']:.3f} [{ci[0]:.3f},{ci[1]:.3f}]"
         lines.append(line)
     if report.get("teams"):
-        lines.append("teams of partners (R8): team score = both partners' scores summed")
+        lines.append("teams of partners (R8): team score = both partners' scores summed; R8's win is the team's "
+                     "(above, each player's win share is its own top score's, its rating its team's)")
         for r in report["teams"]:
             line = f"  {r['team']:<36}{r['hands']:>7}  {r['score']:>6.2f} [{r['score_ci'][0]:6.2f},"
             line += f"{r['score_ci'][1]:6.2f}]  win {r['win_share']:.3f} [{r['win_ci'][0]:.3f},{r['win_ci'][1]:.3f}]"

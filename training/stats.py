@@ -198,18 +198,32 @@ def rate_hands(
     ``(players at the table, their scores)``; equal scores share a rank. A player must not sit
     twice at one table. ``tau`` is the skill drift added before each hand: 0 by default, since an
     agent does not change during an evaluation (OpenSkill's own default, ``None`` here, makes
-    the ratings follow the last few hundred hands and blurs small gaps)."""
+    the ratings follow the last few hundred hands and blurs small gaps). One pass in play order:
+    ``mu`` moves with the order of the hands by about one ``sigma``, which is the rating's own
+    uncertainty, not an interval over deals."""
+    return rate_teams((([[p] for p in who], scores) for who, scores in hands), players, tau)
+
+
+def rate_teams(
+    hands: Iterable[tuple[Sequence[Sequence[PlayerT]], Sequence[float]]],
+    players: Iterable[PlayerT] = (),
+    tau: float | None = 0.0,
+) -> dict[PlayerT, tuple[float, float]]:
+    """``rate_hands`` for teams: each hand is ``(teams at the table, each a list of players, the
+    teams' scores)``, as R8's partners are ranked by their summed score."""
     from openskill.models import PlackettLuce
 
     model = PlackettLuce() if tau is None else PlackettLuce(tau=tau)
     ratings = {p: model.rating() for p in players}
-    for who, scores in hands:
+    for teams, scores in hands:
+        who = [p for team in teams for p in team]
         if len(set(who)) != len(who):
-            raise ValueError(f"a player sits twice at one table: {list(who)}")
+            raise ValueError(f"a player sits twice at one table: {who}")
         for p in who:
             if p not in ratings:
                 ratings[p] = model.rating()
-        new = model.rate([[ratings[p]] for p in who], scores=[float(s) for s in scores])
-        for p, team in zip(who, new):
-            ratings[p] = team[0]
+        new = model.rate([[ratings[p] for p in team] for team in teams], scores=[float(s) for s in scores])
+        for team, rated in zip(teams, new):
+            for p, r in zip(team, rated):
+                ratings[p] = r
     return {p: (r.mu, r.sigma) for p, r in ratings.items()}

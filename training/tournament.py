@@ -233,6 +233,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz tournament") -> i
                  "plays rounds until one entrant is left")
     args.rounds = brackets.LADDER_ROUNDS if args.rounds is None else args.rounds
     config = rule_config(ap, args.rules, forbid=TOURNAMENT_SETS)
+    if config.partners:  # from --rules partners=true or a preset
+        ap.error("argument --rules: partners=true: a tournament seats, scores and advances each player alone; "
+                 "partners (R8) play in nertz eval (its teams table), not in tournaments")  # fmt: skip
     target, cap = match_length(ap, config, args.target_score, args.max_match_hands)
     try:
         record = tournament(

@@ -3,10 +3,10 @@
 One policy plays every seat (``nertz_env.integrations.rllib.ppo_config``); env runners sample
 hands in parallel on as many CPUs (or machines) as Ray has, learners update the policy.
 
-    python -m training.train_rllib --help
-    python -m training.train_rllib --iterations 5 --num-env-runners 2 --num-players 2
-    python -m training.train_rllib --address auto --num-env-runners 64 --num-learners 2   # a cluster
-    python -m training.train_rllib --iterations 20 --eval-deals 100 --eval-opponent greedy
+    python -m nertz_env.training.train_rllib --help
+    python -m nertz_env.training.train_rllib --iterations 5 --num-env-runners 2 --num-players 2
+    python -m nertz_env.training.train_rllib --address auto --num-env-runners 64 --num-learners 2   # a cluster
+    python -m nertz_env.training.train_rllib --iterations 20 --eval-deals 100 --eval-opponent greedy
 
 Runs on a local Ray instance by default (``--num-cpus``), or joins a running cluster with
 ``--address`` (``auto``, or ``ray://host:10001``), shipping the packages ``nertz_env``, ``agents``

@@ -5,8 +5,8 @@
 - ``--mode selfplay``: one shared policy in every seat of ``--num-envs`` games, through the batched
   env's SB3 adapter (``nertz_env.sb3.NertzSB3VecEnv``; parameter sharing).
 
-    python -m training.train_sb3 --mode single --opponents greedy heuristic greedy --total-steps 200000
-    python -m training.train_sb3 --mode selfplay --resume runs/<run>/checkpoint.zip
+    python -m nertz_env.training.train_sb3 --mode single --opponents greedy heuristic greedy --total-steps 200000
+    python -m nertz_env.training.train_sb3 --mode selfplay --resume runs/<run>/checkpoint.zip
 
 Writes ``runs/{env}__{exp}__{seed}__{time}/`` (printed at the start): TensorBoard logs,
 ``checkpoint.zip`` (the model, and inside the same zip ``nertz_state.pkl``: the envs, the last

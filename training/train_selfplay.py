@@ -26,9 +26,9 @@ Two phases in one run, on the same rollouts:
 2. PPO, with a cross-entropy pull towards the teacher of weight ``--bc-coef`` fading linearly to 0,
    so the first updates do not forget what cloning taught.
 
-    python -m training.train_selfplay --help
-    python -m training.train_selfplay --total-steps 200000 --exp-name quick
-    python -m training.train_selfplay --resume runs/<run>/checkpoint.pt
+    python -m nertz_env.training.train_selfplay --help
+    python -m nertz_env.training.train_selfplay --total-steps 200000 --exp-name quick
+    python -m nertz_env.training.train_selfplay --resume runs/<run>/checkpoint.pt
 
 Writes ``runs/{env}__{exp}__{seed}__{time}/`` (printed at the start): ``scalars.jsonl`` (every
 update's losses, KL, clip fraction, entropy, pool shares, ...: ``training.scalars``), the same as
@@ -347,11 +347,13 @@ def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
     ``prog: error: ...`` and status 2 (``args.flag_errors``); else it raises ``ValueError``."""
     with flag_errors(as_command):
         args, run_dir, resume = start(argv)
+        t = build(args)  # every agent spec and --init-policy checked before the run directory is made
+        loop, first, evals = restore(t, resume)
         make_run_dir(run_dir)
         remove_partial_files(run_dir)
-        say(f"run directory: {run_dir}")
-        t = build(args)
-        loop, first, evals = restore(t, resume)
+        planned = t.num_updates * t.batch_size  # --total-steps in whole updates
+        say(f"run directory: {run_dir}; {t.num_updates:,} updates x {t.batch_size:,} = {planned:,} learner decisions"
+            + ("" if planned == args.total_steps else f" (--total-steps {args.total_steps:,}: whole updates only)"))
     flags = sys.argv[1:] if argv is None else argv  # saved in policy.pt as the command that made it
     command = shlex.join(["python", "-m", "nertz_env.training.train_selfplay", *flags])
     write_json_lines(run_dir / "evals.jsonl", evals)  # what the checkpoint holds, nothing after it
@@ -390,16 +392,14 @@ def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
 
 
 def train_one(t: Trainer, buf: Rollout, loop: Loop, update: int, bar, scalars: ScalarLog | None = None) -> None:
-    """One rollout and one update, with the learning rate and teacher pull of this update; its figures
-    go to ``scalars`` when given."""
-    a = t.args
+    """One rollout and one update at this update's learning rate and teacher pull (figures to ``scalars``)."""
     t0 = time.perf_counter()
     cloning, lr, bc_coef = apply_schedule(t, update)
     collect(t, buf, loop, bc_coef, draw_temperature(t, cloning))
     t_rollout = time.perf_counter() - t0
     adv, ret = advantages(t, buf, loop)
     stats = update_net(t, buf, adv, ret, cloning, bc_coef)
-    if update % a.snapshot_every == 0:
+    if update % t.args.snapshot_every == 0:
         t.pool.add(t.net)
     elapsed = time.perf_counter() - t0
     bar.update(t.batch_size)

@@ -41,7 +41,7 @@ from nertz_env.engine.cache import OUR_MODULES, WAIT_EVENT, dispatcher_name
 # The main job's first run (README, "Start": nertz eval with the heuristic and greedy agents)
 # compiles in 117 s of CPU time on the project's 2-core machine, 45 s of it in the background
 # processes of ``warm`` (the parallel env's first step: 86 s, 32 s of it in the first process).
-FIRST_RUN_ESTIMATE = "about 1 min on two free cores"
+FIRST_RUN_ESTIMATE = "1 to 2 min on two free cores"
 PREFIX = "nertz-env:"
 
 

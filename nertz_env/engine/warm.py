@@ -13,7 +13,9 @@ The jobs compile from signatures (sample arrays of the dtypes the engine is call
 running anything. ``NERTZ_COMPILE_JOBS`` sets how many processes compile at once, this one included
 (default 3 on a machine of two cores or more: this one and one per job; 1 on one core, where
 everything compiles in the first process). A process
-that ends stops its background compiles; what they had finished stays in the cache.
+that ends stops its background compiles; what they had finished stays in the cache. A process
+killed (SIGKILL, or SIGTERM before Python's exit handlers) cannot stop them: each background
+process ends itself within a second of its parent's end (``exit_with_parent``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import atexit
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +40,7 @@ from nertz_env.engine.state import new_state
 
 ENV = "NERTZ_COMPILE_JOBS"
 _IN_WORKER = "_NERTZ_WARM_WORKER"  # set in the background processes: they start no others
+PARENT = "_NERTZ_COMPILE_PARENT"  # the pid of the process that started a background compile
 
 
 def _samples() -> dict[str, object]:
@@ -85,7 +90,7 @@ class _Starter(event.Listener):
         # the jobs import this very package, wherever this process found it
         root = str(Path(__file__).resolve().parents[2])
         path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
-        env = {**os.environ, _IN_WORKER: "1", "NERTZ_COMPILE_NOTICE": "0", "PYTHONPATH": path}
+        env = {**os.environ, _IN_WORKER: "1", "NERTZ_COMPILE_NOTICE": "0", "PYTHONPATH": path, PARENT: str(os.getpid())}
         for name in list(JOBS)[: self.jobs - 1]:
             self.procs.append(
                 subprocess.Popen(
@@ -119,6 +124,20 @@ def jobs() -> int:
     return 1 + len(JOBS) if (os.cpu_count() or 1) > 1 else 1
 
 
+def exit_with_parent(period: float = 0.5) -> None:
+    """In a background compile: end this process (and so, in turn, its own jobs) once the process
+    that started it (``PARENT``, set by it: gone already if killed before this child looked) is
+    gone, rather than compile on for minutes beside whatever runs next."""
+    parent = int(os.environ.get(PARENT, os.getppid()))
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(period)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="nertz-exit-with-parent", daemon=True).start()
+
+
 _starter: _Starter | None = None
 
 
@@ -134,6 +153,7 @@ def install() -> None:
 
 
 if __name__ == "__main__":
+    exit_with_parent()
     samples = _samples()
     for job in sys.argv[1:]:
         JOBS[job](samples)
