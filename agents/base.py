@@ -183,6 +183,14 @@ class Agent(ABC):
         self.seed = check_seed(seed, "agent seed", allow_none=False)
         self.rng = np.random.default_rng(self.seed)
 
+    def chance_state(self) -> dict[str, Any]:
+        """What the agent's next draws depend on (its generator's state), as a trainer's checkpoint
+        keeps it: ``set_chance_state`` of it goes on drawing where the agent stopped."""
+        return {"rng": self.rng.bit_generator.state}
+
+    def set_chance_state(self, state: Mapping[str, Any]) -> None:
+        self.rng.bit_generator.state = state["rng"]
+
     def act(self, observation: Mapping[str, Any]) -> int:
         """One decision from a PettingZoo-style ``{"observation", "action_mask"}`` dict."""
         if not isinstance(observation, Mapping) or not {"observation", "action_mask"} <= set(observation):

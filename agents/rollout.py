@@ -25,6 +25,7 @@ searched together (one batch of tables, the same results for any ``chunk``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -104,6 +105,14 @@ class RolloutAgent(Agent):
         play-out policy is read for its scores only, which draw nothing)."""
         super().reseed(seed)
         self._decisions = 0
+
+    def chance_state(self) -> dict[str, Any]:
+        """As ``Agent.chance_state``, with the count that keys seedless decisions."""
+        return {**super().chance_state(), "decisions": self._decisions}
+
+    def set_chance_state(self, state: Mapping[str, Any]) -> None:
+        super().set_chance_state(state)
+        self._decisions = int(state["decisions"])
 
     def _choose(self, obs: np.ndarray, masks: np.ndarray, out: np.ndarray) -> None:
         keys = self._keys if self._keys is not None else np.arange(self._decisions, self._decisions + len(obs))

@@ -100,3 +100,27 @@ def test_cross_play_among_the_finished_runs_and_its_matrix(tmp_path, monkeypatch
     assert lines[2] == "| row vs column | " + " | ".join(reference.ALGOS) + " |"
     assert len(lines) == 4 + len(reference.ALGOS) and lines[4].startswith("| ippo |  | ")
     assert reference.cross_play_command("tiny-2p", 1) in lines[0]
+
+
+def test_a_self_play_run_against_a_torchrl_policy_checkpoints_and_resumes(tmp_path):
+    """The exploitability proxy trains ``train_selfplay`` against a reference policy: its checkpoint
+    keeps where each scripted member's draws stand (``Agent.chance_state``), not the agents
+    themselves, which a TorchRL policy's network class (local to its builder) cannot be pickled as."""
+    from nertz_env.training import train_selfplay
+
+    _needs("ippo")
+    task = tasks.get("nertz-2p")
+    extra, steps = SMALL["ippo"]
+    cmd = reference.trainer_command("ippo", task, 1, steps, steps, tmp_path / "ippo")
+    import_module(cmd[2]).main(cmd[3:] + extra)
+    frozen = f"policy:path={reference.policy_file('ippo', tmp_path / 'ippo')},greedy=false"  # one that draws
+    tiny = ["--num-players", "2", "--num-envs", "4", "--num-steps", "8", "--bc-steps", "0", "--lookahead-features",
+            "false", "--eval-every", "0", "--save-every", "1", "--progress", "false", "--tensorboard", "false",
+            "--scripted", frozen, "--self-play-fraction", "0"]  # fmt: skip
+    whole = train_selfplay.main([*tiny, "--total-steps", "128", "--run-dir", str(tmp_path / "a")])
+    train_selfplay.main([*tiny, "--total-steps", "128", "--run-dir", str(tmp_path / "b"), "--stop-after", "2"])
+    resumed = train_selfplay.main(["--resume", str(tmp_path / "b" / "checkpoint.pt"), "--progress", "false"])
+    import torch
+
+    a, b = (torch.load(p / "policy.pt", weights_only=False)["state_dict"] for p in (whole, resumed))
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)

@@ -96,13 +96,14 @@ def test_a_page_without_the_table_is_refused(tmp_path, capsys):
     assert exc.value.code == 2 and "missing.md" in capsys.readouterr().err
 
 
-def _stored(folder, name, first, win, deals=10_000, seed=2032):
+def _stored(folder, name, first, win, deals=10_000, seed=2032, **changes):
     """A kept report of ``first`` against three ``heuristic:depth=3`` with win share ``win``."""
     agents = [first, "heuristic:depth=3", "heuristic:depth=3#2", "heuristic:depth=3#3"]
     summary = [{"agent": a, "win_share": w, "win_ci": [w - 0.004, w + 0.004]}
                for a, w in zip(agents, [win, *[(1 - win) / 3] * 3])]  # fmt: skip
     report = {"note": name, "agents": agents, "specs": [first, *["heuristic:depth=3"] * 3], "deals": deals,
-              "seed": seed, "summary": summary, "paired": []}  # fmt: skip
+              "seed": seed, "players": 4, "first_deal": 0, "summary": summary, "paired": []}  # fmt: skip
+    report.update(changes)
     (folder / f"{name}.json").write_text(json.dumps(report))
 
 
@@ -116,6 +117,11 @@ def test_the_plot_draws_the_search_free_trained_players_of_the_standard_evaluati
     _stored(tmp_path, "the_search", "heuristic:depth=3,wait=soon", 0.259)
     _stored(tmp_path, "learned_search", "rollout", 0.287)
     _stored(tmp_path, "clone_shifted", "offset-policy(path=runs/a/clone.pt, offsets=draw=-2)", 0.249)
+    # the title's evaluation only: three heuristic:depth=3 at four players, from deal 0
+    _stored(tmp_path, "other_table", "policy:path=runs/a/policy.pt", 0.3, specs=["policy:path=runs/a/policy.pt",
+            "greedy", "greedy", "greedy"])  # fmt: skip
+    _stored(tmp_path, "three_players", "policy:path=runs/a/policy.pt", 0.3, players=3)
+    _stored(tmp_path, "later_deals", "policy:path=runs/a/policy.pt", 0.3, first_deal=10_000)
     rows = learning_results.search_free(tmp_path)
     assert [r[0] for r in rows] == ["recipe_cloning_only", "clone_shifted", "recipe_seed1", "shipped"]
     assert rows[2][1:] == pytest.approx((0.262, 0.258, 0.266))

@@ -15,7 +15,6 @@ import contextlib
 import errno
 import json
 import os
-import pickle
 import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -126,14 +125,23 @@ def load_torch_checkpoint(path: str | Path, required: tuple[str, ...]) -> dict[s
     return blob
 
 
-def saved_agents(saved: bytes, scripted: int) -> tuple[list[Any], Any]:
-    """A self-play checkpoint's scripted pool members and teacher, as pickled with their
-    generators: agents with chance (``random``, a sampling policy) go on drawing where they
-    stopped, so a resumed run plays as the uninterrupted one."""
-    members, teacher = pickle.loads(saved)
-    if len(members) != scripted:
-        raise ValueError(f"{len(members)} scripted pool members saved for {scripted} in --scripted")
-    return members, teacher
+def chance_states(agents: list[Any]) -> list[dict[str, Any] | None]:
+    """Where each agent's draws stand (``Agent.chance_state``; None for one without chance state),
+    for a checkpoint: a resumed run's scripted members and teacher (``random``, a sampling policy)
+    then draw as the uninterrupted run's would."""
+    return [a.chance_state() if hasattr(a, "chance_state") else None for a in agents]
+
+
+def set_chance_states(agents: list[Any], states: list[dict[str, Any] | None] | None) -> None:
+    """Put back ``chance_states``' record into the same agents (``--scripted`` and ``--teacher``,
+    which a resume keeps); None (a checkpoint from before it kept them) leaves them as built."""
+    if states is None:
+        return
+    if len(states) != len(agents):
+        raise ValueError(f"the checkpoint holds the draws of {len(states)} agents, this run has {len(agents)}")
+    for agent, state in zip(agents, states):
+        if state is not None:
+            agent.set_chance_state(state)
 
 
 def resolve_device(name: str) -> torch.device:

@@ -211,8 +211,8 @@ def _record(result: HandResult) -> dict[str, Any]:
 
 
 def versions() -> dict[str, str]:
-    """The versions a result was measured with (nertz_env, Python, numpy, numba, openskill), for
-    every JSON record of the harness."""
+    """The versions a result was measured with (nertz_env, Python, numpy, numba, openskill, and
+    torch where a policy played on it), for every JSON record of the harness."""
     import numba
     import openskill
 
@@ -221,6 +221,7 @@ def versions() -> dict[str, str]:
     return {
         "nertz_env": nertz_env.__version__, "python": platform.python_version(), "numpy": np.__version__,
         "numba": numba.__version__, "openskill": getattr(openskill, "__version__", "?"),
+        **({"torch": sys.modules["torch"].__version__} if "torch" in sys.modules else {}),
     }
 
 

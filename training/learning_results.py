@@ -39,7 +39,8 @@ ROOT = Path(__file__).resolve().parent.parent
 FOLDER = ROOT / "docs" / "learning"
 PAGE = ROOT / "docs" / "research-log.md"
 HEADER = "| run | what was evaluated | deals |"
-STANDARD = {"deals": 10_000, "seed": 2032}  # the evaluation every recipe is compared on
+STANDARD = {"deals": 10_000, "seed": 2032, "players": 4}  # the evaluation every recipe is compared on
+OPPONENTS = ["heuristic:depth=3"] * 3  # ... against these three, from deal 0
 EVEN, AIM = 0.25, 0.27  # the win share of an equal player among four, and the first aim's
 FLOOR = 0.19  # the plot's lowest win share
 START, END = markers("learned")  # the lines the table lies between in a page
@@ -140,6 +141,8 @@ def search_free(folder: Path = FOLDER) -> list[tuple[str, float, float, float]]:
         first = report["specs"][0] if "specs" in report else report["agents"][0]
         trained = first.startswith(("policy:", "offset-policy(")) or first.split(":")[0] in ("ppo", "ppo-league")
         if not trained or "call=" in first or any(report.get(k) != v for k, v in STANDARD.items()):
+            continue
+        if (report.get("specs") or report["agents"])[1:] != OPPONENTS or report.get("first_deal") not in (0, None):
             continue
         me = next(r for r in report["summary"] if r["agent"] == report["agents"][0])
         out.append((path.stem, me["win_share"], *me["win_ci"]))

@@ -73,6 +73,7 @@ from nertz_env.training.central_critic import CentralCritic
 from nertz_env.training.checkpoint import (
     CheckpointError,
     atomic_write,
+    chance_states,
     check_budget,
     device_generator,
     eval_line,
@@ -81,8 +82,8 @@ from nertz_env.training.checkpoint import (
     own_generators,
     remove_partial_files,
     restore_device_generator,
-    saved_agents,
     say,
+    set_chance_states,
     summary_table,
     training_device,
     write_json_lines,
@@ -216,8 +217,7 @@ def restore(t: Trainer, resume: dict[str, Any] | None) -> tuple[Loop, int, list[
         if t.pool.win_shares.shape != (len(t.pool),):
             raise ValueError(f"pool_win_shares {t.pool.win_shares.shape} for a pool of {len(t.pool)} members")
         t.envs = pickle.loads(resume["envs"])
-        if "agents" in resume:  # the scripted members and the teacher, their draws so far included
-            t.pool.scripted, t.teacher = saved_agents(resume["agents"], len(t.pool.scripted))
+        set_chance_states([*t.pool.scripted, t.teacher], resume.get("agents"))  # they draw on where they stopped
         if t.critic is not None:
             t.critic.load_state_dict(resume["critic"])
         if t.oracle is not None:
@@ -305,7 +305,7 @@ def save(t: Trainer, run_dir: Path, update: int, loop: Loop, evals: list[dict[st
         "pool": [s.state_dict() for s in t.pool.snapshots],
         "pool_win_shares": t.pool.win_shares.copy(),
         "envs": pickle.dumps(t.envs),
-        "agents": pickle.dumps((t.pool.scripted, t.teacher)),  # their generators: see saved_agents
+        "agents": chance_states([*t.pool.scripted, t.teacher]),  # where their draws stand
         "numpy_rng": t.rng.bit_generator.state,
         "torch_rng": torch.get_rng_state(),
         **device_generator(t.device),
