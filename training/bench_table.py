@@ -54,17 +54,18 @@ def row(task: str, algo: str, seed: int, rec: dict[str, Any] | None, reason: str
     ex = rec.get("exploit")
     exploit = _ci(ex["score_gain"], ex["score_gain_ci"], "+.2f") if ex else "not run"
     cpu = rec.get("train_cpu_s")
+    trained = rec["curve"][-1]["steps"] if rec["curve"] else rec["steps"]  # ppo: whole updates, below the budget
     cost = f"{rec['train_s']:.0f} s wall"
     if cpu:
-        cost += f", {cpu:.0f} s CPU, {rec['steps'] / max(cpu, 1e-9):,.0f}/CPU-s"
-    return f"| {task} | {algo} | {seed} | {rec['steps']:,} | {cost} | {wins} | {exploit} | {cmd} |"
+        cost += f", {cpu:.0f} s CPU, {trained / max(cpu, 1e-9):,.0f}/CPU-s"
+    return f"| {task} | {algo} | {seed} | {trained:,} | {cost} | {wins} | {exploit} | {cmd} |"
 
 
 def table(records: dict[tuple[str, str, int], dict[str, Any]], reason: str) -> str:
     """The whole table, every task, algorithm and seed."""
     pool = " | ".join(f"win vs {o}" for o in tasks.POOL)
     lines = [
-        f"| task | algorithm | seed | agent-steps | training time (agent-steps per CPU-second) | {pool} | "
+        f"| task | algorithm | seed | agent-steps trained | training time (agent-steps per CPU-second) | {pool} | "
         "exploitability (score gain) | command |",
         "|" + "---|" * (8 + len(tasks.POOL) - 1),
     ]
