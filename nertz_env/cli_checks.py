@@ -46,11 +46,26 @@ class _StoreOnce(argparse._StoreAction):
         super().__call__(parser, namespace, values, option_string)
 
 
+class DefaultsHelp(argparse.HelpFormatter):
+    """``--help`` gives an option's default where it has one worth saying (not None, False or an
+    empty list) and its text does not already say it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        empty = default is None or default is False or default is argparse.SUPPRESS or default in ([], ())
+        if not action.option_strings or empty or "default" in text.lower():
+            return action.help
+        return f"{text} (default: %(default)s)"
+
+
 class Parser(argparse.ArgumentParser):
     """``argparse`` whose errors are one line, ``PROG: error: MESSAGE``, with exit code 2, and
-    where an option may be given once (``_StoreOnce``; with ``last_wins``, a list option once)."""
+    where an option may be given once (``_StoreOnce``; with ``last_wins``, a list option once).
+    ``--help`` gives the defaults (``DefaultsHelp``)."""
 
     def __init__(self, *args: Any, last_wins: bool = False, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", DefaultsHelp)
         super().__init__(*args, **kwargs)
         self.last_wins = last_wins
         self.register("action", None, _StoreOnce)

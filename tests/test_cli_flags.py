@@ -111,6 +111,19 @@ def test_a_trainers_help_gives_every_flags_default(capsys):
     assert "discount factor (default: 0.995)" in out and "(default: 8000000)" in out
 
 
+def test_the_commands_help_gives_the_defaults_worth_saying(capsys):
+    """``nertz eval --help``: a default that is a value is shown (0 included); None and text that
+    already says its default are left as they are."""
+    from nertz_env.training import evaluate
+
+    with pytest.raises(SystemExit):
+        evaluate.main(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "(default: 2000)" in out and "the races (R6) and the agents (default: 0)" in out
+    assert "--players PLAYERS seats per table; default one per agent, fewer makes a pool --" in out
+    assert "(default: None)" not in out and "(default: False)" not in out
+
+
 def _selfplay_checkpoint(path, done, total):
     """A file ``train_selfplay.start`` reads as a checkpoint: its arguments and counters (the
     budget and the folder are checked before the rest is used)."""
