@@ -23,6 +23,7 @@ EXTRAS = {"torch": "training", "stable_baselines3": "training", "sb3_contrib": "
 # The most deals (or matches) one command plays, and the most tables stepped together: past them a
 # run overflows an index or exhausts memory (every hand's record is kept).
 MOST_DEALS, MOST_BATCH = 1_000_000, 65536
+SEATS_FROM = "--agents and --players (a table seats --players K, else one per --agents name; more names make a pool)"
 # Errors of the user's making that the commands report in one line: bad values, missing files,
 # missing extras.
 USER_ERRORS = (ValueError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, ImportError)
@@ -177,9 +178,11 @@ def output_file(*suffixes: str):
     return parse
 
 
-def rule_config(parser: Parser, items: Sequence[str], forbid: dict[str, str] | None = None, **base: Any) -> NertzConfig:
+def rule_config(parser: Parser, items: Sequence[str], forbid: dict[str, str] | None = None, derived: str = "",
+                **base: Any) -> NertzConfig:  # fmt: skip
     """``--rules KEY=VALUE ...`` as a ``NertzConfig`` (its own validator judges every value), on
-    top of ``base``; an option in ``forbid`` is one the command sets itself (the value says how)."""
+    top of ``base``; an option in ``forbid`` is one the command sets itself (the value says how).
+    ``derived`` names the flags ``base`` comes from, in the error a value of it gets."""
     try:
         rules = parse_rule_options(items)
     except ValueError as e:
@@ -190,7 +193,7 @@ def rule_config(parser: Parser, items: Sequence[str], forbid: dict[str, str] | N
     try:
         NertzConfig.from_kwargs(**base)
     except ValueError as e:  # a value the command derives from its own flags, e.g. --players
-        parser.error(str(e))
+        parser.error(f"{derived}: {e}" if derived else str(e))
     try:
         return NertzConfig.from_kwargs(**{**base, **rules})
     except ValueError as e:

@@ -102,6 +102,11 @@ BAD = [
     (["watch", "--html", "no/such/hand.html"], "does not exist"),
     (["watch", "--delay", "-1"], "argument --delay"),
     (["play", "--players", "9"], "invalid num_players=9: accepted an integer from 2 to 8"),
+    (["watch", "--agents", "heuristic"], "--agents (one seat per name): invalid num_players=1"),
+    (["eval", "--agents", *["greedy"] * 9, "--hands", "2"],
+     "--agents and --players (a table seats --players K, else one per --agents name; more names make a pool): "
+     "invalid num_players=9"),
+    (["tournament", "--agents", "heuristic"], "argument --agents: a tournament needs 2 entrants or more, got 1"),
     (["play", "--players", "3", "--opponents", "greedy", "random", "passive"], "need 1 or 2 --opponents"),
     (["play", "--match", "--target-score", "0"], "invalid target_score=0"),
     (["bench", "--repeats", "0"], "argument --repeats"),

@@ -95,7 +95,8 @@ def _play_or_watch(ap: Parser, argv: list[str]) -> int:
     else:
         specs = args.agents
         seats = {"num_players": "one seat per --agents name"}
-        config = rule_config(sub, args.rules, forbid=seats, num_players=len(specs))
+        config = rule_config(sub, args.rules, forbid=seats, derived="--agents (one seat per name)",
+                             num_players=len(specs))  # fmt: skip
         if args.gif:
             require(sub, "PIL", what="--gif")
         if args.every is not None and not (args.gif or args.html):  # else they would be silently unused

@@ -52,6 +52,7 @@ from nertz_env.checks import check_seed
 from nertz_env.cli_checks import (
     MOST_BATCH,
     MOST_DEALS,
+    SEATS_FROM,
     USER_ERRORS,
     Parser,
     at_least,
@@ -376,9 +377,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz eval") -> int:
     add("--out", type=output_file(), default=None, help="write the full report, every hand included, as JSON")
     add("--quiet", action="store_true", help="no progress")
     args = ap.parse_args(argv)
-    config = rule_config(
-        ap, args.rules, forbid={"num_players": "seats are --players"}, num_players=args.players or len(args.agents)
-    )
+    config = rule_config(ap, args.rules, forbid={"num_players": "seats are --players"}, derived=SEATS_FROM,
+                         num_players=args.players or len(args.agents))  # fmt: skip
     target, cap = match_length(ap, config, args.target_score, args.max_match_hands)
     if not args.matches and config.episode != "match":  # else the flags would be silently ignored
         if args.target_score is not None:

@@ -228,6 +228,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "nertz tournament") -> i
     add("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="NertzConfig options, e.g. stock_draw=1")
     add("--out", type=output_file(), default=None, help="write the tournament record as JSON")
     args = ap.parse_args(argv)
+    if len(args.agents) < 2:
+        ap.error(f"argument --agents: a tournament needs 2 entrants or more, got {len(args.agents)}")
     if args.rounds is not None and args.format != "ladder":  # else it would be silently unused
         ap.error(f"argument --rounds: sets the tables each entrant plays in --format ladder; --format {args.format} "
                  "plays rounds until one entrant is left")
