@@ -38,6 +38,7 @@ def rules_that_differ(a: NertzConfig, b: NertzConfig, names: tuple[str, ...]) ->
     """The options of ``names`` (such as ``INPUT_RULES + PLAY_RULES``) on which ``a`` and ``b`` differ."""
     return tuple(k for k in names if getattr(a, k) != getattr(b, k))
 
+
 ObservationDtype = Literal["int8", "float32"] | type[np.int8] | type[np.float32]
 
 

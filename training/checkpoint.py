@@ -125,6 +125,12 @@ def load_torch_checkpoint(path: str | Path, required: tuple[str, ...]) -> dict[s
     return blob
 
 
+def trained_decisions(run_dir: Path) -> int:
+    """The learner decisions a ``train_selfplay`` run in ``run_dir`` has trained (its checkpoint's
+    count: whole updates, at most its ``--total-steps``)."""
+    return int(torch.load(run_dir / "checkpoint.pt", map_location="cpu", weights_only=False)["global_step"])
+
+
 def chance_states(agents: list[Any]) -> list[dict[str, Any] | None]:
     """Where each agent's draws stand (``Agent.chance_state``; None for one without chance state),
     for a checkpoint: a resumed run's scripted members and teacher (``random``, a sampling policy)

@@ -112,9 +112,9 @@ def trained_steps(algo: str, run_dir: Path, upto: int) -> int:
     it), for the others ``upto``."""
     if algo != "ppo":
         return upto
-    import torch
+    from nertz_env.training.checkpoint import trained_decisions
 
-    return int(torch.load(run_dir / "checkpoint.pt", map_location="cpu", weights_only=False)["global_step"])
+    return trained_decisions(run_dir)
 
 
 def _children_cpu() -> float:
