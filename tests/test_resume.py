@@ -326,3 +326,30 @@ def test_sb3_trains_with_its_default_progress_bar(tmp_path):
     train_sb3.main([*flags, "--total-steps", "64", "--eval-every", "0", "--out-dir", str(tmp_path)])
     run_dir = next(tmp_path.iterdir())
     assert (run_dir / "checkpoint.zip").exists()
+
+
+def test_sb3_trains_on_the_threads_it_is_given(tmp_path):
+    """MaskablePPO's run is the same on any machine only on a fixed number of torch threads (a sum
+    split over threads rounds differently: the reference runs of 2026-11-23, on one thread, were not
+    repeated bit for bit on two). ``--threads`` defaults to 1, is kept in the run's configuration and
+    is set before the model is built; 0 leaves torch's default."""
+    from nertz_env.training import train_sb3
+
+    before = torch.get_num_threads()
+    try:
+        for given, used in ((None, 1), ("2", 2)):
+            torch.set_num_threads(3)
+            flags = [] if given is None else ["--threads", given]
+            out = tmp_path / f"threads_{given}"
+            run_dir = train_sb3.main([*SB3_TINY, "--total-steps", "64", "--eval-every", "0", "--out-dir", str(out),
+                                      *flags])  # fmt: skip
+            assert torch.get_num_threads() == used
+            assert json.loads((run_dir / "config.json").read_text())["args"]["threads"] == used
+        torch.set_num_threads(3)
+        train_sb3.main([*SB3_TINY, "--total-steps", "64", "--eval-every", "0", "--out-dir", str(tmp_path / "t0"),
+                        "--threads", "0"])  # fmt: skip
+        assert torch.get_num_threads() == 3
+        with pytest.raises(ValueError, match="--threads"):
+            train_sb3.main([*SB3_TINY, "--threads", "-1", "--out-dir", str(tmp_path / "bad")])
+    finally:
+        torch.set_num_threads(before)

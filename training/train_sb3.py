@@ -94,6 +94,7 @@ class Args:
     ent_coef: float = arg(0.01, "entropy coefficient")
     hidden: tuple[int, ...] = arg((256, 256), "hidden layer sizes of policy and value nets")
     device: str = arg("auto", "auto, cpu or cuda")
+    threads: int = arg(1, "torch CPU threads (0: torch's default, one per core; results depend on it)")
     eval_every: int = arg(100_000, "steps between evaluations against greedy and heuristic (0: never)")
     eval_deals: int = arg(100, "duplicate deals per evaluation")
     save_every: int = arg(1, "rollouts between checkpoints")
@@ -212,7 +213,7 @@ def check_args(args: Args) -> None:
     """Every flag in range, or an error naming it."""
     check_counts(args, ("total_steps", "num_envs", "num_players", "n_steps", "batch_size", "n_epochs", "save_every",
                         "eval_deals"), 1)  # fmt: skip
-    check_counts(args, ("eval_every",), 0)
+    check_counts(args, ("eval_every", "threads"), 0)
     check_numbers(args)
     config = rules_config(args.num_players, args.reward, args.rules)
     if not args.hidden or min(args.hidden) < 1:
@@ -291,6 +292,8 @@ def main(argv: list[str] | None = None, as_command: bool = False) -> Path:
     random.seed(args.seed)
     np.random.seed(args.seed)  # noqa: NPY002 - SB3 samples from the global generator
     torch.manual_seed(args.seed)
+    if args.threads:  # the same run on any machine: a reduction split over threads rounds differently
+        torch.set_num_threads(args.threads)
     began = time.perf_counter()
     model = build_model(args, run_dir, saved, config)
     progress = Checkpoints(args, run_dir, config, saved)
