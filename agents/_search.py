@@ -58,7 +58,7 @@ from nertz_env.agents.base import (
     O_WORK0,
     O_WORK_PILES,
 )
-from nertz_env.config import C_DRAW, C_PENALTY
+from nertz_env.config import C_DRAW, C_PENALTY, is_int
 from nertz_env.engine import (
     builds_on_nertz,
     lay_on_foundation_tops,
@@ -382,7 +382,7 @@ def lookahead_depth(lookahead: bool | int | None, default: int) -> int:
         return default
     if lookahead is False:
         return 0
-    if not isinstance(lookahead, (int, np.integer)) or not 0 <= lookahead <= MAX_DEPTH:
+    if not is_int(lookahead) or not 0 <= lookahead <= MAX_DEPTH:
         raise ValueError(f"invalid lookahead={lookahead!r}: accepted a bool or a depth from 0 to {MAX_DEPTH}")
     return int(lookahead)
 

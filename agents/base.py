@@ -23,6 +23,7 @@ from nertz_env import engine, interim
 from nertz_env.actions import ActionCatalogue
 from nertz_env.checks import AgentInputCheck, check_masks, check_observations, check_seed
 from nertz_env.config import NertzConfig
+from nertz_env.config_values import is_int_dtype
 from nertz_env.game import Game
 from nertz_env.layout import ObservationLayout
 
@@ -93,9 +94,9 @@ def sample_rows(probs: np.ndarray, masks: np.ndarray, uniforms: np.ndarray) -> n
 def _check_numbers(what: str, a: np.ndarray) -> None:
     """Integer, bool or float arrays of whole numbers (``observation_dtype="float32"`` envs give
     floats); anything else is refused, not cast."""
-    if np.issubdtype(a.dtype, np.integer) or a.dtype == np.bool_:
+    if is_int_dtype(a.dtype) or a.dtype == np.bool_:
         return
-    if not np.issubdtype(a.dtype, np.floating):
+    if a.dtype.kind != "f":
         raise TypeError(f"{what} must be arrays of whole numbers (int8, or float32 as observation_dtype='float32' "
                         f"gives them), got {a.dtype}")
     whole = np.isfinite(a) & (a == np.floor(a))

@@ -52,6 +52,7 @@ from nertz_env.actions import ACTION_CALL, NERTZ, TO_FOUNDATION, TO_WORK, UNDER,
 from nertz_env.agents import _judge, _search
 from nertz_env.agents.base import Agent
 from nertz_env.config import NertzConfig, is_int
+from nertz_env.config_values import is_real
 
 CALL_MODES = {"now": _judge.CALL_NOW, "safe": _judge.CALL_SAFE, "ahead": _judge.CALL_AHEAD}
 
@@ -80,7 +81,7 @@ _WEIGHT_RANGES = {"gamma": (0.0, 1.0, "a number from 0 to 1"), "stuck": (0.0, ma
 def _check_weight(key: str, value: Any) -> None:
     """Refuse, by name, a weight that is not a finite number in its range (it goes to compiled code)."""
     low, high, accepted = _WEIGHT_RANGES.get(key, (-math.inf, math.inf, "a finite number"))
-    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    number = is_real(value)
     if not (number and math.isfinite(value) and low <= value <= high):
         raise ValueError(f"invalid {key}={value!r}: accepted {accepted}")
 

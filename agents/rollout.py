@@ -35,7 +35,7 @@ from nertz_env.actions import ACTION_WAIT
 from nertz_env.agents import make, register
 from nertz_env.agents.base import Agent, mix_keys
 from nertz_env.agents.determinise import Determiniser
-from nertz_env.config import NertzConfig
+from nertz_env.config import NertzConfig, is_int
 from nertz_env.options import ascii_float
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ MOST_TABLES = 1 << 18  # candidates x samples x chunk: the play-out tables one c
 def _count(name: str, value: Any, low: int, high: int) -> int:
     if isinstance(value, str) and value.isascii() and value.isdigit():  # ASCII digits: not '３' or '٣'
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
+    if not is_int(value) or not low <= value <= high:
         raise ValueError(f"rollout: invalid {name}={value!r}; accepted an integer from {low} to {high}")
     return int(value)
 

@@ -81,9 +81,11 @@ class NertzSingleAgentEnv(gymnasium.Env):
         if options is not None and not isinstance(options, Mapping):
             raise TypeError(f"reset options must be a dict such as {{'decks': [...]}} or None, got {options!r}")
         seed = check_seed(seed)  # one rule at every door (Gymnasium's own takes True as 1)
-        super().reset(seed=seed)
         check_reset_options(options or {})
         decks = reset_decks((options or {}).get("decks"))  # a 2-D array too, as nertz_v0 takes it
+        if decks is not None:
+            self.game.parse_decks(decks)  # refused before the env's generator or an opponent changes
+        super().reset(seed=seed)
         if seed is not None:  # the opponents' chance restarts with the deal (Gymnasium's reset contract)
             for k, agent in enumerate(self.opponents):
                 reseed_opponent(agent, seed, k)

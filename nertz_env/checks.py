@@ -19,6 +19,7 @@ from nertz_env.cards import card_name
 from nertz_env.check_table_rules import check_flags, check_table_rules
 from nertz_env.check_table_rules import fail as _fail
 from nertz_env.config import NertzConfig, is_int
+from nertz_env.config_values import is_int_dtype
 from nertz_env.engine import AIR_ACTION, AIR_CARD, AIR_KIND, AIR_TICKS
 
 MAX_SEED = 2**128 - 1  # what numpy's SeedSequence takes as one word, and more than enough
@@ -43,7 +44,7 @@ def check_seed(seed: Any, name: str = "seed", allow_none: bool = True) -> int | 
 
 def check_int_actions(values: np.ndarray, n: int, what: str) -> None:
     """Every action an integer in ``0 .. n - 1`` (the catalogue, R10), as ``nertz_v0`` requires."""
-    if values.size and not np.issubdtype(values.dtype, np.integer):
+    if values.size and not is_int_dtype(values.dtype):
         raise TypeError(f"{what} must be integers 0..{n - 1}, got dtype {values.dtype}")
     bad = np.flatnonzero((values.reshape(-1) < 0) | (values.reshape(-1) >= n))
     if bad.size:
@@ -95,7 +96,7 @@ def check_one_action(value: Any, agent: str, n: int) -> int:
     """``agent``'s action as an int 0..n-1 (a plain or numpy integer, or a one-element integer
     array), or an error naming the agent: ``TypeError`` for a non-integer, ``ValueError`` out of range."""
     if isinstance(value, np.ndarray) and value.size == 1:
-        value = value.reshape(()).item() if np.issubdtype(value.dtype, np.integer) else value.reshape(())
+        value = value.reshape(()).item() if is_int_dtype(value.dtype) else value.reshape(())
     if not is_int(value):
         raise TypeError(f"action for {agent} must be an integer 0..{n - 1}, got {value!r}")
     if not 0 <= value < n:

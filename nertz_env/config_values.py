@@ -23,13 +23,20 @@ def fail(option: str, value: Any, accepted: str) -> NoReturn:
 
 
 def is_int(value: Any) -> TypeGuard[int | np.integer]:
-    """A plain or numpy integer, not a bool (``True`` is no count, seat or card)."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    """A plain or numpy integer, not a bool (``True`` is no count, seat or card) and not a
+    ``numpy.timedelta64`` (numpy makes a duration a subclass of its signed integers)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.timedelta64))
+
+
+def is_int_dtype(dtype: Any) -> bool:
+    """A signed or unsigned integer dtype: not bool, and not ``timedelta64``, which
+    ``np.issubdtype(dtype, np.integer)`` counts as one."""
+    return np.dtype(dtype).kind in "iu"
 
 
 def is_real(value: Any) -> bool:
-    """A plain or numpy real number, not a bool."""
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    """A plain or numpy real number, not a bool and not a ``numpy.timedelta64``."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_, np.timedelta64))
 
 
 def one_of(choices: Sequence[str]) -> str:

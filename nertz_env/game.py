@@ -105,11 +105,11 @@ class Game:
         """Deal a new hand (R2): shuffled from the game's stream, or the R10 fixed ``decks``. In a
         match (R8) this starts a new match; its later hands come from the game's stream."""
         seed = check_seed(seed)
+        dealt = engine.NO_DECKS if decks is None else self.parse_decks(decks)  # before the game changes
         if seed is not None or not self.seeded:
             self.state.rng[0] = engine.seed_streams(seed, 1)[0]
             self.seeded = True
         self._engine.start_match(self.state, 0, self._cfg)
-        dealt = engine.NO_DECKS if decks is None else self.parse_decks(decks)
         self._engine.deal_game(self.state, 0, dealt, self._cfg, self.catalogue.table, self._plan, self.obs, self.masks)
         self.rewards[:] = 0
         self.dealt = True

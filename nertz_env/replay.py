@@ -143,7 +143,7 @@ def replay(recording: Recording) -> list[dict[str, Any]]:
     env's ``recording`` before the end) replays the ticks it holds, its last frame's snapshot
     having ``ended`` False."""
     cfg = dict(recording.config)
-    if cfg.get("speed") is not None:
+    if isinstance(cfg.get("speed"), list):  # JSON's list; any other value NertzConfig refuses by name
         cfg["speed"] = tuple(cfg["speed"])
     game = Game(NertzConfig(**cfg))
     game.reset(decks=recording.decks)

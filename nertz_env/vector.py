@@ -77,6 +77,7 @@ from nertz_env import engine, interim
 from nertz_env.actions import ActionCatalogue
 from nertz_env.checks import check_int_actions, check_seed
 from nertz_env.config import NertzConfig, is_int
+from nertz_env.config_values import is_int_dtype
 from nertz_env.layout import ObservationLayout
 from nertz_env.options import RuleOptions, env_config
 from nertz_env.options import illegal_action_penalty as check_penalty
@@ -139,7 +140,9 @@ def sample_legal(
     (flattened in C order), so per-row streams give the same actions with any ``num_threads``.
     """
     m = np.asarray(masks)
-    if m.dtype != np.bool_ and not np.issubdtype(m.dtype, np.integer):  # NaN, a probability: no yes or no
+    if m.dtype.kind not in "biuf":
+        raise TypeError(f"masks must be bool, integer or float arrays (nonzero = legal), got dtype {m.dtype}")
+    if m.dtype != np.bool_ and not is_int_dtype(m.dtype):  # NaN, a probability: no yes or no
         bad = ~np.isin(m, (0, 1))
         if bad.any():
             first = int(np.argmax(bad))
@@ -336,7 +339,7 @@ class NertzVectorEnv:
         a = np.asarray(actions)
         if a.shape != self._actions.shape and a.size == self._actions.size and a.ndim == 1:
             a = a.reshape(self._actions.shape)
-        if a.shape != self._actions.shape or not (np.issubdtype(a.dtype, np.integer) or a.size == 0):
+        if a.shape != self._actions.shape or not (is_int_dtype(a.dtype) or a.size == 0):
             raise ValueError(
                 f"actions must be integers shaped (num_envs, num_players) = {self._actions.shape}, "
                 f"got {a.dtype} {a.shape}"
@@ -378,18 +381,18 @@ class NertzVectorEnv:
 
     @property
     def scores(self) -> np.ndarray:
-        """The running R7 score of every seat of the hands in play (a live view)."""
-        return self.state.score
+        """The running R7 score of every seat of the hands in play (a live, read-only view)."""
+        return _read_only(self.state.score)
 
     @property
     def totals(self) -> np.ndarray:
-        """The match totals of every seat (R8, ``episode="match"``; a live view)."""
-        return self.state.match_seats[:, engine.MS_TOTAL]
+        """The match totals of every seat (R8, ``episode="match"``; a live, read-only view)."""
+        return _read_only(self.state.match_seats[:, engine.MS_TOTAL])
 
     @property
     def ticks(self) -> np.ndarray:
-        """Ticks played in each game's current hand (a live view)."""
-        return self.state.tick
+        """Ticks played in each game's current hand (a live, read-only view)."""
+        return _read_only(self.state.tick)
 
     def close(self) -> None:
         pass
@@ -406,3 +409,11 @@ def _first_step(config: NertzConfig, num_threads: int) -> None:
     env = NertzVectorEnv(1, num_threads=num_threads, **config.to_dict())
     env.reset(seed=0)
     env.step(env.sample_actions())
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """A view of the engine's ``array`` that refuses writes: a score, total or tick written from
+    outside would reach compiled code unchecked (a tick past int32 wraps)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view

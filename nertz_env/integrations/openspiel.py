@@ -229,7 +229,7 @@ class NertzState(pyspiel.State):
                 f"{GAME_NAME}: after the deal every tick is simultaneous: apply_actions takes one "
                 f"action per player, got apply_action({action!r})"
             )
-        if not isinstance(action, (int, np.integer)) or not 0 <= action < game.deals:
+        if not is_int(action) or not 0 <= action < game.deals:
             raise ValueError(f"{GAME_NAME}: the chance node takes a deal from 0 to {game.deals - 1}, got {action!r}")
         game._engine.reset(seed=int(action))
         self._deal = int(action)
