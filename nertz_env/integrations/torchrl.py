@@ -26,10 +26,13 @@ The engine deals a game whose hand ended again in the same tick. In ``next`` suc
 the last observation of the ended hand (a WAIT-only mask) and its last ``state``, so a critic
 can bootstrap a hand cut off at ``max_cycles`` (truncated, not terminated); the reset that
 TorchRL's collectors and ``rollout`` then ask for (``"_reset"`` on the ended games) returns the
-new deal without stepping anything. A full ``reset()`` deals every game from the seed of
-``set_seed`` (or the constructor's ``seed``); resetting a game whose hand did not just end, alone,
-is not possible (a ``RuntimeError`` says so), and neither is stepping an ended game before that
-reset or stepping some games alone (``"_step"``, as ``rollout(break_when_all_done=True)`` sends).
+new deal without stepping anything. A ``"_reset"`` on games still playing (a time limit:
+``StepCounter(max_steps)``, a collector's ``max_frames_per_traj``) ends their hands and deals them
+anew (``NertzVectorEnv.reset(games=...)``, each from its own stream); the other games are left as
+they are. A full ``reset()`` (no ``"_reset"``) deals every game from the seed of ``set_seed`` (or
+the constructor's ``seed``), later ones from where each game's stream stands. Stepping an ended
+game before its reset is refused, and so is stepping some games alone (``"_step"``, as
+``rollout(break_when_all_done=True)`` sends).
 
 ``pip install 'nertz-env[torchrl]'``; torch and torchrl are imported here only.
 """
@@ -106,6 +109,7 @@ class NertzTorchRLEnv(EnvBase):
         self._dtype = torch.float32 if observation_dtype_of(observation_dtype) is np.float32 else torch.int8
         self._seed = seed
         self._ended = np.zeros(vector.num_envs, bool)  # games dealt again in the last step
+        self._dealt = False  # a full reset has dealt every game
         self._states = np.zeros((vector.num_envs, vector.layout.state_size), np.int8)
         self._wait_only = torch.zeros(vector.num_actions, dtype=torch.bool)
         self._wait_only[ACTION_WAIT] = True
@@ -143,15 +147,14 @@ class NertzTorchRLEnv(EnvBase):
     # -- the loop ----------------------------------------------------------------------------
     def _reset(self, tensordict: TensorDictBase | None = None, **kwargs: Any) -> TensorDictBase:
         rows = _reset_rows(tensordict, self.vector.num_envs)
-        if rows is None or not (rows <= self._ended).all():
-            if rows is not None and not rows.all():
-                raise RuntimeError(
-                    "NertzTorchRLEnv resets all games together, or the games whose hand just ended (the engine "
-                    f"has dealt those already); asked to reset games {np.flatnonzero(rows & ~self._ended).tolist()}"
-                )
+        if rows is None or not self._dealt:
             self.vector.reset(seed=self._seed)
             self._seed = None  # later full resets continue each game's stream
-        self._ended[slice(None) if rows is None else rows] = False
+            self._dealt = True
+            self._ended[:] = False
+        else:  # the engine has dealt the games that just ended already: deal the others asked for
+            self.vector.reset(games=rows & ~self._ended)
+            self._ended[rows] = False
         v = self.vector
         masks = torch.from_numpy(v.action_masks.view(np.bool_)).clone()
         obs = torch.from_numpy(v.observations).to(self._dtype, copy=True)
