@@ -4,7 +4,7 @@ over ``NertzVectorEnv``, so TorchRL's collectors, losses and BenchMARL run at th
 
     >>> from nertz_env.integrations.torchrl import NertzTorchRLEnv     # doctest: +SKIP
     >>> env = NertzTorchRLEnv(num_envs=256, num_players=4, seed=0)
-    >>> rollout = env.rollout(100)      # random legal actions: the action spec carries the mask
+    >>> rollout = env.rollout(100)      # random legal actions: this env's action spec carries the mask
 
 ## Keys (TorchRL's multi-agent conventions, one group ``"agents"``)
 Batch size ``[num_envs]``; the group holds every seat, ``P = num_players``:
@@ -13,13 +13,31 @@ Batch size ``[num_envs]``; the group holds every seat, ``P = num_players``:
   the engine's int8), ``("agents", "action_mask")``: bool ``[B, P, N]`` (R4; WAIT always legal),
   ``"state"``: float32 ``[B, S]``, the whole table with hidden cards (``nertz_v0``'s ``state()``,
   for centralized critics; ``include_state=False`` drops it);
-- ``("agents", "action")``: int64 ``[B, P]``, indices into the R10 catalogue. The action spec's
-  mask follows the table, so ``env.rand_action()`` and ``env.rollout()`` without a policy play
-  only legal moves; masked policies read ``("agents", "action_mask")``;
+- ``("agents", "action")``: int64 ``[B, P]``, indices into the R10 catalogue; masked policies
+  read ``("agents", "action_mask")``;
+- ``("agents", "illegal")``: bool ``[B, P, 1]``, the seat's action of this step was illegal and
+  was played as WAIT (R4.7, with ``illegal_action_penalty`` subtracted); False at a reset;
 - ``("agents", "reward")``: float32 ``[B, P, 1]``, per the ``reward`` option (R7);
 - ``("agents", "done" | "terminated" | "truncated")`` ``[B, P, 1]`` and the same at the root
   ``[B, 1]``: all seats of a game end together (R5: a call or a stall terminates, ``max_cycles``
   truncates).
+
+## Random actions and the mask
+This env's own action spec carries the mask of the table (updated in place at every step and
+reset), so on the bare env ``env.rand_action()`` and ``env.rollout()`` without a policy play only
+legal moves. No wrapper sees that update: ``TransformedEnv`` keeps a copy of the spec,
+``SerialEnv`` and ``ParallelEnv`` build their own, and TorchRL's ``RandomPolicy`` (a collector
+with no policy, ``init_random_frames``) clones the spec once. Their random actions come from a
+stale mask, and the illegal ones are played as WAIT and flagged in ``("agents", "illegal")``.
+TorchRL's ``ActionMask`` transform, last over the env (bare or ``ParallelEnv``), updates the
+outermost spec from ``("agents", "action_mask")`` at every step and reset, so ``rand_action`` and
+``rollout()`` play only legal moves again::
+
+    TransformedEnv(env, Compose(StepCounter(300), ActionMask(("agents", "action"), ("agents", "action_mask"))))
+
+Over a ``SerialEnv``, ``ActionMask`` reads a partial reset before TorchRL fills in the workers not
+reset, so their next random actions may be illegal (flagged). ``RandomPolicy`` never sees the mask:
+give collectors a policy that reads ``("agents", "action_mask")`` (docs/integrations.md).
 
 ## Episode ends and resets
 The engine deals a game whose hand ended again in the same tick. In ``next`` such a game shows
@@ -123,6 +141,7 @@ class NertzTorchRLEnv(EnvBase):
         observation = Composite(
             observation=Unbounded((*group, d), dtype=self._dtype, device=dev),
             action_mask=Categorical(2, (*group, n), dtype=torch.bool, device=dev),
+            illegal=Categorical(2, (*group, 1), dtype=torch.bool, device=dev),
             shape=group,
         )
         self.observation_spec = Composite({GROUP: observation}, shape=(b,), device=dev)
@@ -179,7 +198,7 @@ class NertzTorchRLEnv(EnvBase):
             index = torch.from_numpy(rows)
             obs_t[index] = torch.from_numpy(infos["final_observation"][rows]).to(self._dtype, copy=True)
             mask_t[index] = self._wait_only
-        out = self._output(obs_t, mask_t, ended_rows=rows)
+        out = self._output(obs_t, mask_t, ended_rows=rows, illegal=infos["illegal"])
         term = torch.from_numpy(terminated).unsqueeze(-1).clone()
         trunc = torch.from_numpy(truncated).unsqueeze(-1).clone()
         out[GROUP, "reward"] = torch.from_numpy(rewards).unsqueeze(-1).clone()
@@ -210,9 +229,14 @@ class NertzTorchRLEnv(EnvBase):
             )
         return actions
 
-    def _output(self, obs: torch.Tensor, masks: torch.Tensor, ended_rows: np.ndarray | None = None) -> TensorDict:
-        self.action_spec[GROUP, "action"].update_mask(masks)
-        data: dict[str, Any] = {GROUP: TensorDict({"observation": obs, "action_mask": masks}, batch_size=obs.shape[:2])}
+    def _output(
+        self, obs: torch.Tensor, masks: torch.Tensor, ended_rows: np.ndarray | None = None, illegal: Any = None
+    ) -> TensorDict:
+        self.action_spec[GROUP, "action"].update_mask(masks)  # this env's own spec: no wrapper's copy (docstring)
+        shape = (*obs.shape[:2], 1)
+        flags = torch.zeros(shape, dtype=torch.bool) if illegal is None else torch.tensor(illegal).reshape(shape)
+        group = {"observation": obs, "action_mask": masks, "illegal": flags}
+        data: dict[str, Any] = {GROUP: TensorDict(group, batch_size=obs.shape[:2])}
         if self.include_state:
             state = torch.from_numpy(self.vector.states(self._states)).to(self._dtype, copy=True)
             if ended_rows is not None and len(ended_rows):  # the ended hands' last tables, not the new deals
