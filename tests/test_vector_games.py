@@ -131,3 +131,16 @@ def test_games_need_a_table_dealt_first():
     env.reset()
     env.reset(games=[])  # no game: nothing to do
     assert env.ticks.tolist() == [0, 0, 0, 0]
+
+
+def test_the_plain_python_engine_deals_the_same_games():
+    """While a first start compiles, the env plays ``engine.python_engine()`` (``nertz_env.interim``):
+    its ``deal_games`` deals what the compiled one does."""
+    compiled, plain = played(seed=1, ticks=5), played(seed=1, ticks=5)
+    plain._engine = engine.python_engine()
+    for env in (compiled, plain):
+        env.reset(games=[0, 2])
+    for key, value in compiled.state._asdict().items():
+        assert np.array_equal(value, getattr(plain.state, key)), key
+    assert np.array_equal(compiled.observations, plain.observations)
+    assert np.array_equal(compiled.action_masks, plain.action_masks)
