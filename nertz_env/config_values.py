@@ -53,12 +53,22 @@ def check_choice(option: str, value: Any, choices: Sequence[str]) -> None:
         fail(option, value, one_of(choices) + kind)
 
 
+class UnknownOptionError(TypeError, ValueError):
+    """Unknown keyword options: a ``ValueError`` as the project's other refusals are, and a
+    ``TypeError`` saying "unexpected keyword argument 'NAME'" as Python's own for an unknown
+    keyword does, which libraries that probe keywords read (TorchRL's ``GymEnv`` retries without
+    ``frameskip`` on it)."""
+
+
 def check_names(given: Iterable[str], known: Iterable[str], what: str = "option") -> None:
-    """A ``ValueError`` naming every one of ``given`` that is not ``known``, and listing the known."""
+    """An ``UnknownOptionError`` naming every one of ``given`` that is not ``known``, and listing
+    the known."""
     known = sorted(known)
     unknown = sorted({str(name) for name in given} - set(known))
     if unknown:
-        raise ValueError(f"unknown {what}(s) {', '.join(unknown)}; known {what}s: {', '.join(known)}")
+        python = "; ".join(f"unexpected keyword argument {name!r}" for name in unknown)  # as TypeError says it
+        raise UnknownOptionError(f"unknown {what}(s) {', '.join(unknown)}; known {what}s: {', '.join(known)} "
+                                 f"({python})")
 
 
 def normalise_speed(speed: Any, num_players: int, collision: Any) -> tuple[float, ...] | None:

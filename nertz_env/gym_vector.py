@@ -15,11 +15,17 @@ sub-envs            ``num_games * L``, game-major (sub-env ``i`` is game ``i // 
                     ``i % L``-th learning seat; ``L`` = seats not in ``opponents``)
 observation         ``Box(0, high, (D,), int8)`` (R9), or float32 with ``observation_dtype``
 action              ``Discrete(N)``, the R10 catalogue
-action masks        ``infos["action_mask"]`` bool ``[num_envs, N]`` and ``action_masks()`` (R4)
+action masks        ``infos["action_mask"]`` int8 ``[num_envs, N]`` (Gymnasium's ``Discrete.sample``
+                    takes it) and ``action_masks()``, bool (sb3-contrib's MaskablePPO reads it) (R4)
+infos               the single-seat env's ``score``, ``illegal_action``, ``end_reason`` and
+                    ``seat``, batched, each with its ``_key`` (all True), of the hand in play
 autoreset           ``SAME_STEP``: a game whose hand ended is dealt again in the same step; the
                     ended hand's last observation is ``infos["final_obs"]`` on the rows where
                     ``infos["_final_obs"]``, with ``infos["final_score"]`` (R7) there, and
-                    ``infos["final_info"]`` its ``final_score`` and ``end_reason`` (R5)
+                    ``infos["final_info"]`` its ``final_score``, ``end_reason`` (R5),
+                    ``illegal_action`` and ``seat``, as ``SyncVectorEnv`` gathers them;
+                    Gymnasium's observation wrappers refuse ``SAME_STEP``: they need
+                    ``make_vec(..., vectorization_mode="sync")``
 ==================  ========================================================================
 
 Rewards follow the ``reward`` option (R7); every seat of a game ends together (R5: a call or a
@@ -152,7 +158,8 @@ class NertzGymVectorEnv(VectorEnv):
         **rules: the ``NertzConfig`` options and ``preset``, as ``NertzVectorEnv`` takes them.
     """
 
-    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP}
+    autoreset_mode = AutoresetMode.SAME_STEP  # an attribute as SyncVectorEnv's (TorchRL's GymWrapper reads it)
+    metadata = {"autoreset_mode": autoreset_mode}
     render_mode = None
 
     def __init__(
@@ -201,7 +208,7 @@ class NertzGymVectorEnv(VectorEnv):
             reseed_opponents(self._opponents, seed)
         self.vector.reset(seed=seed)
         self._dealt = True
-        return self._observations(), {"action_mask": self.action_masks(), "_action_mask": np.ones(self.num_envs, bool)}
+        return self._observations(), self._infos(np.zeros(self.num_envs, bool))
 
     def step(self, actions: Any):
         v = self.vector
@@ -219,8 +226,9 @@ class NertzGymVectorEnv(VectorEnv):
             self._actions[:, seats] = chosen.reshape(v.num_envs, len(seats))
         _, _, rewards, terminated, truncated, vinfos = v.step(self._actions)
         flat = lambda x: x.reshape(-1)[self._rows]
-        infos: dict[str, Any] = {"action_mask": self.action_masks(), "_action_mask": np.ones(self.num_envs, bool)}
         ended = vinfos["episode"]["done"][self._games]
+        illegal = flat(vinfos["illegal"])
+        infos = self._infos(illegal & ~ended)  # an ended row's hand in play is the new deal, as SyncVectorEnv's
         if ended.any():  # the rows that did not end read 0, as SyncVectorEnv's fresh arrays do
             final = vinfos["final_observation"].reshape(-1, v.obs_dim)[self._rows].astype(self._dtype)
             final[~ended] = 0
@@ -228,9 +236,26 @@ class NertzGymVectorEnv(VectorEnv):
             infos.update(final_score=np.where(ended, flat(vinfos["episode"]["scores"]), 0), _final_score=ended.copy())
             # as Gymnasium's SyncVectorEnv gathers the ended sub-envs' last infos (SAME_STEP)
             reason = np.where(ended, vinfos["episode"]["end_reason"][self._games], 0).astype(np.int8)
-            infos.update(final_info={"final_score": infos["final_score"], "_final_score": ended.copy(),
-                                     "end_reason": reason, "_end_reason": ended.copy()}, _final_info=ended.copy())
+            final_info = {"final_score": infos["final_score"], "end_reason": reason, "illegal_action": illegal & ended,
+                          "seat": np.where(ended, infos["seat"], 0)}  # fmt: skip
+            final_info.update({f"_{key}": ended.copy() for key in list(final_info)})
+            infos.update(final_info=final_info, _final_info=ended.copy())
         return self._observations(), flat(rewards), flat(terminated), flat(truncated), infos
+
+    def _infos(self, illegal: np.ndarray) -> dict[str, Any]:
+        """The infos of the hands in play, the single-seat env's keys batched, each with its ``_key``
+        (all True): ``action_mask`` int8 (as ``Discrete.sample(mask=...)`` takes it), ``score``
+        (R7), ``illegal_action`` (``illegal``), ``end_reason`` (0: the hand in play runs) and ``seat``."""
+        v = self.vector
+        infos: dict[str, Any] = {
+            "action_mask": v.action_masks.reshape(-1, v.num_actions)[self._rows],
+            "score": v.scores.reshape(-1)[self._rows].astype(np.int64),
+            "illegal_action": illegal,
+            "end_reason": np.zeros(self.num_envs, np.int64),
+            "seat": self._rows % v.num_players,
+        }
+        infos.update({f"_{key}": np.ones(self.num_envs, bool) for key in list(infos)})
+        return infos
 
     def action_masks(self) -> np.ndarray:
         """bool ``[num_envs, num_actions]``: every learning seat's legal actions now (R4)."""

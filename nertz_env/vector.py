@@ -53,8 +53,9 @@ and written in place by the next ``step`` or ``reset``: copy what you keep.
 Seeding: ``reset(seed)`` gives game ``i`` the stream ``engine.seed_streams(seed, num_envs)[i]``,
 so game 0 plays the hand ``Game(config).reset(seed)`` plays, and game ``i`` the hand of a
 ``Game`` whose stream is set to that word. ``reset()`` without a seed deals every game a new hand
-from where its stream stands, as ``Game.reset()`` does. ``num_threads > 1`` steps the games in
-parallel (numba ``prange``) with the same results.
+from where its stream stands, as ``Game.reset()`` does. ``reset(games=...)`` deals only some games
+anew (a time limit of one game), leaving the others as they are. ``num_threads > 1`` steps the
+games in parallel (numba ``prange``) with the same results.
 
 Example:
     >>> env = NertzVectorEnv(num_envs=8, seed=0)
@@ -75,6 +76,7 @@ from gymnasium import spaces
 
 from nertz_env import engine, interim
 from nertz_env.actions import ActionCatalogue
+from nertz_env.batch_args import games_of, out_array
 from nertz_env.checks import check_int_actions, check_seed
 from nertz_env.config import NertzConfig, is_int
 from nertz_env.config_values import is_int_dtype
@@ -107,21 +109,6 @@ def _run(serial, threaded, num_threads: int, *args) -> None:
         threaded(*args)
     finally:
         numba.set_num_threads(before)
-
-
-def _out_array(out: Any, shape: tuple[int, ...], dtype: type) -> np.ndarray:
-    """``out`` if it is a writable contiguous numpy array of ``dtype`` shaped ``shape``, else a
-    ``ValueError`` naming what it is."""
-    if not isinstance(out, np.ndarray):
-        got = type(out).__name__
-    else:
-        f = out.flags
-        flaws = [w for w, bad in (("read-only", not f.writeable), ("non-contiguous", not f.c_contiguous)) if bad]
-        if out.shape == shape and out.dtype == dtype and not flaws:
-            return out
-        got = " ".join([*flaws, f"{out.dtype} array shaped {out.shape}"])
-    raise ValueError(f"out must be a contiguous {np.dtype(dtype).name} array shaped {shape} (a writable numpy array), "
-                     f"got {got}")  # fmt: skip
 
 
 def sample_legal(
@@ -179,7 +166,7 @@ def _sample_legal(kernels: Any, masks: np.ndarray, rng: Any, out: np.ndarray | N
             rng = int(rng.integers(2**63))
         rng = check_seed(rng, "rng must be a seed, a Generator or an array of streams; as a seed it")
         streams = kernels.seed_streams(rng, 1)
-    result = np.empty(lead, np.int64) if out is None else _out_array(out, lead, np.int64)
+    result = np.empty(lead, np.int64) if out is None else out_array(out, lead, np.int64)
     if rows.shape[0]:
         _run(kernels.sample_legal_rows, kernels.sample_legal_rows_threaded, _check_threads(num_threads),
              rows, streams, result.reshape(-1))  # fmt: skip
@@ -305,17 +292,38 @@ class NertzVectorEnv:
         self._engine = self._choose_engine()
 
     # -- the loop --------------------------------------------------------------------------
-    def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Deal a new hand in every game; returns ``(observations, action_masks)``."""
+    def reset(self, seed: int | None = None, games: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """Deal a new hand in every game; returns ``(observations, action_masks)``.
+
+        With ``games`` (a bool mask ``[num_envs]`` or game indices), only those games end the hand
+        (or match) they were in and are dealt anew, as a hand that ends is; the others, their
+        streams and their rows of every array are left as they were. A chosen game ``i`` deals
+        from its own stream, or with ``seed`` the hand ``reset(seed)`` would deal it."""
+        if games is not None:
+            return self._reset_games(seed, games_of(games, self.num_envs))
         seed = self.seed_of_reset(seed)
         if seed is not None or not self._seeded:
-            entropy = cast(int, np.random.SeedSequence(seed).entropy)  # an int: the seed's, or fresh
-            self.state.rng[:] = engine.seed_streams(entropy, self.num_envs)
-            self._sampler[:] = engine.seed_streams([entropy, _SAMPLER], self.num_envs)
+            self._sow(seed, slice(None))
             self._seeded = True
         _run(self._engine.deal_batch, self._engine.deal_batch_threaded, self.num_threads,
              self.state, self._cfg, self._table, self._plan, self.buffers)  # fmt: skip
         return self.buffers.obs, self.buffers.masks
+
+    def _reset_games(self, seed: int | None, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if not self._seeded:
+            raise RuntimeError("call reset() before reset(games=...): it deals again games already dealt")
+        seed = check_seed(seed)
+        if seed is not None:
+            self._sow(seed, rows)
+        if rows.size:
+            self._engine.deal_games(self.state, rows, self._cfg, self._table, self._plan, self.buffers)
+        return self.buffers.obs, self.buffers.masks
+
+    def _sow(self, seed: int | None, rows: slice | np.ndarray) -> None:
+        """Games ``rows`` get streams ``rows`` of ``seed`` (fresh entropy for None), the deal's and the sampler's."""
+        entropy = cast(int, np.random.SeedSequence(seed).entropy)  # an int: the seed's, or fresh
+        self.state.rng[rows] = engine.seed_streams(entropy, self.num_envs)[rows]
+        self._sampler[rows] = engine.seed_streams([entropy, _SAMPLER], self.num_envs)[rows]
 
     def seed_of_reset(self, seed: int | None = None) -> int | None:
         """The seed ``reset(seed)`` deals from: ``seed``, else the constructor's at the first reset
@@ -375,7 +383,7 @@ class NertzVectorEnv:
         included (``nertz_v0``'s ``state()``, for centralized critics), built in compiled code. A
         game whose hand ended in the last step shows its new deal. Without ``out``, a new array."""
         shape = (self.num_envs, self.layout.state_size)
-        result = np.empty(shape, np.int8) if out is None else _out_array(out, shape, np.int8)
+        result = np.empty(shape, np.int8) if out is None else out_array(out, shape, np.int8)
         self._engine.state_vectors(self.state, self._cfg, result)
         return result
 

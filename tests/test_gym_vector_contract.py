@@ -19,7 +19,9 @@ def test_gym_vector_reset_and_final_infos_follow_the_vector_env_conventions():
     env = gymnasium.make_vec("nertz_env/NertzSingle-v0", num_envs=8, opponents=["greedy"], num_players=2,
                              nertz_pile_size=3, auto_call=True, max_cycles=80)  # fmt: skip
     obs, infos = env.reset(seed=4)
-    assert env.np_random_seed == 4 and infos["_action_mask"].all() and set(infos) == {"action_mask", "_action_mask"}
+    keys = {"action_mask", "score", "illegal_action", "end_reason", "seat"}
+    assert env.np_random_seed == 4 and set(infos) == keys | {f"_{key}" for key in keys}
+    assert all(infos[f"_{key}"].all() for key in keys)
     partial = 0
     for t in range(300):
         obs, rewards, terms, truncs, infos = env.step(sample_legal(infos["action_mask"], t))

@@ -108,8 +108,6 @@ def test_torchrl_native_env_plays_the_vector_env_game():
         # the cut-off hand's last table (a critic bootstraps a truncation from it), not zeros
         final_state = td_next["next", "state"].numpy()[ended]
         assert np.array_equal(final_state, infos["final_state"][ended]) and (final_state != 0).any(axis=1).all()
-    with pytest.raises(RuntimeError, match="resets all games together"):
-        env.reset(td.set("_reset", torch.tensor([[True], [False], [False], [False]])))
 
 
 def test_torchrl_native_env_refuses_steps_it_cannot_play_and_bad_seeds():

@@ -8,11 +8,10 @@ agents and trainers use only the names below (and the named numbers of ``engine.
                    fits_foundation (R4.2), builds_on_nertz (R4.8)
     Effects (R4)   play_own_move (one player's layout), lay_on_foundation_tops; the tick (R3-R7): step, r7_score
     Match (R8)     start_match, match_decision, match_winner, partner_of
-    Composed       play_game_tick (a tick with rewards, ends, observations and masks), deal_game
-                   (NO_DECKS: shuffle), observe_and_mask; whole batches: step_batch and deal_batch (with
-                   *_threaded twins), step_rules_batch (the rules alone), observe_batch (the observations
-                   and masks alone), step_games (some games), Buffers, new_buffers; mask_plan,
-                   state_vector, state_vectors, sample_legal_rows
+    Composed       play_game_tick (a tick with rewards, ends, observations and masks), deal_game (NO_DECKS:
+                   shuffle), observe_and_mask; whole batches: step_batch, deal_batch (*_threaded twins),
+                   deal_games and step_games (some games), step_rules_batch (the rules alone), observe_batch
+                   (observations and masks alone), Buffers, new_buffers; mask_plan, state_vector(s), sample_legal_rows
     Utilities      raw, Bound, HeldTick, stamp_compiled; python_engine, python_modules, is_cached, tick_is_cached
 """
 
@@ -40,6 +39,7 @@ from nertz_env.engine.batch import (  # noqa: E402
     Buffers,
     deal_batch,
     deal_batch_threaded,
+    deal_games,
     new_buffers,
     observe_batch,
     play_game_tick,
@@ -111,9 +111,9 @@ __all__ = [
     "MATCH_DECIDED", "MATCH_PLAYING", "MATCH_TIE_BREAK", "MI_HANDS", "MI_HAND_OVER", "MI_LAST_REASON", "MI_LAST_TICKS",
     "MI_STATE", "MI_TICKS", "MS_CALLED", "MS_CONTENDER", "MS_LAST", "MS_TOTAL", "NO_DECKS", "PLAY_MATCH",
     "PLAY_OBSERVE", "State", "builds_on", "builds_on_nertz", "copy_state", "deal", "deal_batch", "deal_batch_threaded",
-    "deal_game", "dealt_decks", "first_known_stock_tick", "fits_foundation", "is_cached", "lay_on_foundation_tops",
-    "legal_mask", "legal_row", "mask_plan", "match_decision", "match_winner", "new_buffers", "new_state",
-    "observe_and_mask", "observe_batch", "partner_of", "play_game_tick", "play_own_move", "python_engine",
+    "deal_games", "deal_game", "dealt_decks", "first_known_stock_tick", "fits_foundation", "is_cached",
+    "lay_on_foundation_tops", "legal_mask", "legal_row", "mask_plan", "match_decision", "match_winner", "new_buffers",
+    "new_state", "observe_and_mask", "observe_batch", "partner_of", "play_game_tick", "play_own_move", "python_engine",
     "python_modules", "python_of", "r7_score", "rank", "raw", "red", "sample_legal_rows", "sample_legal_rows_threaded",
     "seed_streams", "shuffle_deal", "stamp_compiled", "stall_ceiling", "start_match", "state_vector", "state_vectors",
     "step", "step_batch", "step_batch_threaded", "step_games", "step_rules_batch", "tick_is_cached",

@@ -280,6 +280,13 @@ def _deal_batch(s, cfg, table, plan, out):
         _deal(s, b, cfg, table, plan, out)
 
 
+def _deal_games(s, games, cfg, table, plan, out):
+    """``_deal_batch`` for the games ``games`` only (indices): each starts a match and is dealt a
+    new hand from its own stream; the other games, their streams and buffers, are left alone."""
+    for i in range(games.shape[0]):
+        _deal(s, games[i], cfg, table, plan, out)
+
+
 def _step_rules_batch(s, actions, cfg, table, speed):
     """The rules alone: ``compose.play_rules`` (no match books, observations or rewards) for every
     game, and a new deal for the ended ones."""
@@ -362,6 +369,7 @@ _settle_called = njit(cache=True)(twin(python_of(_settle), "_called"))
 step_batch_threaded = njit(cache=True, parallel=True)(twin(_step_batch, "_threaded", _settle=_settle_called))
 deal_batch = njit(cache=True)(_deal_batch)
 deal_batch_threaded = njit(cache=True, parallel=True)(twin(_deal_batch, "_threaded"))
+deal_games = njit(cache=True)(_deal_games)
 step_rules_batch = njit(cache=True)(_step_rules_batch)
 step_games = njit(cache=True)(_step_games)
 play_game_tick = njit(cache=True)(_play_game_tick)

@@ -4,7 +4,7 @@ over ``NertzVectorEnv``, so TorchRL's collectors, losses and BenchMARL run at th
 
     >>> from nertz_env.integrations.torchrl import NertzTorchRLEnv     # doctest: +SKIP
     >>> env = NertzTorchRLEnv(num_envs=256, num_players=4, seed=0)
-    >>> rollout = env.rollout(100)      # random legal actions: the action spec carries the mask
+    >>> rollout = env.rollout(100)      # random legal actions: this env's action spec carries the mask
 
 ## Keys (TorchRL's multi-agent conventions, one group ``"agents"``)
 Batch size ``[num_envs]``; the group holds every seat, ``P = num_players``:
@@ -13,23 +13,44 @@ Batch size ``[num_envs]``; the group holds every seat, ``P = num_players``:
   the engine's int8), ``("agents", "action_mask")``: bool ``[B, P, N]`` (R4; WAIT always legal),
   ``"state"``: float32 ``[B, S]``, the whole table with hidden cards (``nertz_v0``'s ``state()``,
   for centralized critics; ``include_state=False`` drops it);
-- ``("agents", "action")``: int64 ``[B, P]``, indices into the R10 catalogue. The action spec's
-  mask follows the table, so ``env.rand_action()`` and ``env.rollout()`` without a policy play
-  only legal moves; masked policies read ``("agents", "action_mask")``;
+- ``("agents", "action")``: int64 ``[B, P]``, indices into the R10 catalogue; masked policies
+  read ``("agents", "action_mask")``;
+- ``("agents", "illegal")``: bool ``[B, P, 1]``, the seat's action of this step was illegal and
+  was played as WAIT (R4.7, with ``illegal_action_penalty`` subtracted); False at a reset;
 - ``("agents", "reward")``: float32 ``[B, P, 1]``, per the ``reward`` option (R7);
 - ``("agents", "done" | "terminated" | "truncated")`` ``[B, P, 1]`` and the same at the root
   ``[B, 1]``: all seats of a game end together (R5: a call or a stall terminates, ``max_cycles``
   truncates).
+
+## Random actions and the mask
+This env's own action spec carries the mask of the table (updated in place at every step and
+reset), so on the bare env ``env.rand_action()`` and ``env.rollout()`` without a policy play only
+legal moves. No wrapper sees that update: ``TransformedEnv`` keeps a copy of the spec,
+``SerialEnv`` and ``ParallelEnv`` build their own, and TorchRL's ``RandomPolicy`` (a collector
+with no policy, ``init_random_frames``) clones the spec once. Their random actions come from a
+stale mask, and the illegal ones are played as WAIT and flagged in ``("agents", "illegal")``.
+TorchRL's ``ActionMask`` transform, last over the env (bare or ``ParallelEnv``), updates the
+outermost spec from ``("agents", "action_mask")`` at every step and reset, so ``rand_action`` and
+``rollout()`` play only legal moves again::
+
+    TransformedEnv(env, Compose(StepCounter(300), ActionMask(("agents", "action"), ("agents", "action_mask"))))
+
+Over a ``SerialEnv``, ``ActionMask`` reads a partial reset before TorchRL fills in the workers not
+reset, so their next random actions may be illegal (flagged). ``RandomPolicy`` never sees the mask:
+give collectors a policy that reads ``("agents", "action_mask")`` (docs/integrations.md).
 
 ## Episode ends and resets
 The engine deals a game whose hand ended again in the same tick. In ``next`` such a game shows
 the last observation of the ended hand (a WAIT-only mask) and its last ``state``, so a critic
 can bootstrap a hand cut off at ``max_cycles`` (truncated, not terminated); the reset that
 TorchRL's collectors and ``rollout`` then ask for (``"_reset"`` on the ended games) returns the
-new deal without stepping anything. A full ``reset()`` deals every game from the seed of
-``set_seed`` (or the constructor's ``seed``); resetting a game whose hand did not just end, alone,
-is not possible (a ``RuntimeError`` says so), and neither is stepping an ended game before that
-reset or stepping some games alone (``"_step"``, as ``rollout(break_when_all_done=True)`` sends).
+new deal without stepping anything. A ``"_reset"`` on games still playing (a time limit:
+``StepCounter(max_steps)``, a collector's ``max_frames_per_traj``) ends their hands and deals them
+anew (``NertzVectorEnv.reset(games=...)``, each from its own stream); the other games are left as
+they are. A full ``reset()`` (no ``"_reset"``) deals every game from the seed of ``set_seed`` (or
+the constructor's ``seed``), later ones from where each game's stream stands. Stepping an ended
+game before its reset is refused, and so is stepping some games alone (``"_step"``, as
+``rollout(break_when_all_done=True)`` sends).
 
 ``pip install 'nertz-env[torchrl]'``; torch and torchrl are imported here only.
 """
@@ -106,6 +127,7 @@ class NertzTorchRLEnv(EnvBase):
         self._dtype = torch.float32 if observation_dtype_of(observation_dtype) is np.float32 else torch.int8
         self._seed = seed
         self._ended = np.zeros(vector.num_envs, bool)  # games dealt again in the last step
+        self._dealt = False  # a full reset has dealt every game
         self._states = np.zeros((vector.num_envs, vector.layout.state_size), np.int8)
         self._wait_only = torch.zeros(vector.num_actions, dtype=torch.bool)
         self._wait_only[ACTION_WAIT] = True
@@ -119,6 +141,7 @@ class NertzTorchRLEnv(EnvBase):
         observation = Composite(
             observation=Unbounded((*group, d), dtype=self._dtype, device=dev),
             action_mask=Categorical(2, (*group, n), dtype=torch.bool, device=dev),
+            illegal=Categorical(2, (*group, 1), dtype=torch.bool, device=dev),
             shape=group,
         )
         self.observation_spec = Composite({GROUP: observation}, shape=(b,), device=dev)
@@ -143,15 +166,14 @@ class NertzTorchRLEnv(EnvBase):
     # -- the loop ----------------------------------------------------------------------------
     def _reset(self, tensordict: TensorDictBase | None = None, **kwargs: Any) -> TensorDictBase:
         rows = _reset_rows(tensordict, self.vector.num_envs)
-        if rows is None or not (rows <= self._ended).all():
-            if rows is not None and not rows.all():
-                raise RuntimeError(
-                    "NertzTorchRLEnv resets all games together, or the games whose hand just ended (the engine "
-                    f"has dealt those already); asked to reset games {np.flatnonzero(rows & ~self._ended).tolist()}"
-                )
+        if rows is None or not self._dealt:
             self.vector.reset(seed=self._seed)
             self._seed = None  # later full resets continue each game's stream
-        self._ended[slice(None) if rows is None else rows] = False
+            self._dealt = True
+            self._ended[:] = False
+        else:  # the engine has dealt the games that just ended already: deal the others asked for
+            self.vector.reset(games=rows & ~self._ended)
+            self._ended[rows] = False
         v = self.vector
         masks = torch.from_numpy(v.action_masks.view(np.bool_)).clone()
         obs = torch.from_numpy(v.observations).to(self._dtype, copy=True)
@@ -176,7 +198,7 @@ class NertzTorchRLEnv(EnvBase):
             index = torch.from_numpy(rows)
             obs_t[index] = torch.from_numpy(infos["final_observation"][rows]).to(self._dtype, copy=True)
             mask_t[index] = self._wait_only
-        out = self._output(obs_t, mask_t, ended_rows=rows)
+        out = self._output(obs_t, mask_t, ended_rows=rows, illegal=infos["illegal"])
         term = torch.from_numpy(terminated).unsqueeze(-1).clone()
         trunc = torch.from_numpy(truncated).unsqueeze(-1).clone()
         out[GROUP, "reward"] = torch.from_numpy(rewards).unsqueeze(-1).clone()
@@ -207,9 +229,14 @@ class NertzTorchRLEnv(EnvBase):
             )
         return actions
 
-    def _output(self, obs: torch.Tensor, masks: torch.Tensor, ended_rows: np.ndarray | None = None) -> TensorDict:
-        self.action_spec[GROUP, "action"].update_mask(masks)
-        data: dict[str, Any] = {GROUP: TensorDict({"observation": obs, "action_mask": masks}, batch_size=obs.shape[:2])}
+    def _output(
+        self, obs: torch.Tensor, masks: torch.Tensor, ended_rows: np.ndarray | None = None, illegal: Any = None
+    ) -> TensorDict:
+        self.action_spec[GROUP, "action"].update_mask(masks)  # this env's own spec: no wrapper's copy (docstring)
+        shape = (*obs.shape[:2], 1)
+        flags = torch.zeros(shape, dtype=torch.bool) if illegal is None else torch.tensor(illegal).reshape(shape)
+        group = {"observation": obs, "action_mask": masks, "illegal": flags}
+        data: dict[str, Any] = {GROUP: TensorDict(group, batch_size=obs.shape[:2])}
         if self.include_state:
             state = torch.from_numpy(self.vector.states(self._states)).to(self._dtype, copy=True)
             if ended_rows is not None and len(ended_rows):  # the ended hands' last tables, not the new deals
