@@ -1,6 +1,7 @@
 """Checks of the arguments of the batched env (``nertz_env.vector``): the arrays it writes into
 (``out``) and the games a call acts on (``games``). Each raises a ``ValueError`` (``TypeError`` for
-a wrong type) naming what it got and what is accepted."""
+a wrong type) naming what it got and what is accepted. ``read_only`` makes the views of the engine's
+arrays that the env hands out refuse writes."""
 
 from __future__ import annotations
 
@@ -47,3 +48,11 @@ def games_of(games: Any, num_envs: int) -> np.ndarray:
     if outside.size:
         raise ValueError(f"{accepted}, got index {int(outside[0])}")
     return np.unique(chosen).astype(np.int64)
+
+
+def read_only(array: np.ndarray) -> np.ndarray:
+    """A view of the engine's ``array`` that refuses writes: a score, total or tick written from
+    outside would reach compiled code unchecked (a tick past int32 wraps)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view

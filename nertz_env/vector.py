@@ -76,7 +76,7 @@ from gymnasium import spaces
 
 from nertz_env import engine, interim
 from nertz_env.actions import ActionCatalogue
-from nertz_env.batch_args import games_of, out_array
+from nertz_env.batch_args import games_of, out_array, read_only
 from nertz_env.checks import check_int_actions, check_seed
 from nertz_env.config import NertzConfig, is_int
 from nertz_env.config_values import is_int_dtype
@@ -390,17 +390,17 @@ class NertzVectorEnv:
     @property
     def scores(self) -> np.ndarray:
         """The running R7 score of every seat of the hands in play (a live, read-only view)."""
-        return _read_only(self.state.score)
+        return read_only(self.state.score)
 
     @property
     def totals(self) -> np.ndarray:
         """The match totals of every seat (R8, ``episode="match"``; a live, read-only view)."""
-        return _read_only(self.state.match_seats[:, engine.MS_TOTAL])
+        return read_only(self.state.match_seats[:, engine.MS_TOTAL])
 
     @property
     def ticks(self) -> np.ndarray:
         """Ticks played in each game's current hand (a live, read-only view)."""
-        return _read_only(self.state.tick)
+        return read_only(self.state.tick)
 
     def close(self) -> None:
         pass
@@ -417,11 +417,3 @@ def _first_step(config: NertzConfig, num_threads: int) -> None:
     env = NertzVectorEnv(1, num_threads=num_threads, **config.to_dict())
     env.reset(seed=0)
     env.step(env.sample_actions())
-
-
-def _read_only(array: np.ndarray) -> np.ndarray:
-    """A view of the engine's ``array`` that refuses writes: a score, total or tick written from
-    outside would reach compiled code unchecked (a tick past int32 wraps)."""
-    view = array.view()
-    view.flags.writeable = False
-    return view
