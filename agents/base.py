@@ -21,9 +21,9 @@ import numpy as np
 
 from nertz_env import engine, interim
 from nertz_env.actions import ActionCatalogue
-from nertz_env.checks import AgentInputCheck, check_masks, check_observations, check_seed
+from nertz_env.check_agent_inputs import AgentInputCheck
+from nertz_env.checks import check_seed
 from nertz_env.config import NertzConfig
-from nertz_env.config_values import is_int_dtype
 from nertz_env.game import Game
 from nertz_env.layout import ObservationLayout
 
@@ -89,20 +89,6 @@ def sample_rows(probs: np.ndarray, masks: np.ndarray, uniforms: np.ndarray) -> n
     zero = weights[np.arange(len(picked)), picked] == 0  # only where every weight is 0: first legal
     picked[zero] = np.argmax(masks[zero] != 0, axis=1)
     return picked.astype(np.int64)
-
-
-def _check_numbers(what: str, a: np.ndarray) -> None:
-    """Integer, bool or float arrays of whole numbers (``observation_dtype="float32"`` envs give
-    floats); anything else is refused, not cast."""
-    if is_int_dtype(a.dtype) or a.dtype == np.bool_:
-        return
-    if a.dtype.kind != "f":
-        raise TypeError(f"{what} must be arrays of whole numbers (int8, or float32 as observation_dtype='float32' "
-                        f"gives them), got {a.dtype}")
-    whole = np.isfinite(a) & (a == np.floor(a))
-    if not whole.all():
-        index = tuple(int(i) for i in np.argwhere(~whole)[0])
-        raise ValueError(f"{what} at {index} is {float(a[index])}: accepted whole numbers (as an env gives them)")
 
 
 class Agent(ABC):
@@ -216,26 +202,7 @@ class Agent(ABC):
         whole numbers inside the observation space, masks of 0 and 1 that allow only moves the
         observation makes possible. Every public method that hands rows to compiled code checks them
         here first (``act_batch``, and the agents' ``scores``, ``calls``, ``search``...)."""
-        obs, masks = np.asarray(observations), np.asarray(action_masks)
-        for what, a in (("observations", obs), ("action masks", masks)):
-            _check_numbers(what, a)
-        if obs.ndim != 2 or masks.ndim != 2 or obs.shape[0] != masks.shape[0]:
-            raise ValueError(f"act_batch takes observations [n, D] and masks [n, N], got {obs.shape}, {masks.shape}")
-        if obs.shape[1] != self.obs_size or masks.shape[1] != len(self.catalogue):
-            raise ValueError(
-                f"{self.name} was built for observations of size {self.obs_size} and {len(self.catalogue)} "
-                f"actions ({self.config.num_players} players, {self.config.work_piles} work piles), "
-                f"got {obs.shape[1]} and {masks.shape[1]}: build it with the env's config"
-            )
-        check = self._check_inputs
-        if obs.dtype != np.int8:  # values outside int8 must not be cast silently into range
-            check_observations(obs, check.high, check.names)
-        if masks.dtype != np.int8:
-            check_masks(masks)
-        obs = np.ascontiguousarray(obs, dtype=np.int8)
-        masks = np.ascontiguousarray(masks, dtype=np.int8)
-        check(obs, masks)  # the kernels index arrays with what they read from these
-        return obs, masks
+        return self._check_inputs.rows(observations, action_masks, self.name)
 
     def _act_engine_rows(self, obs: np.ndarray, masks: np.ndarray, keys: np.ndarray | None = None) -> np.ndarray:
         """``act_batch`` without its checks, for the harness's arena only: its rows are what the

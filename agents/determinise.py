@@ -25,7 +25,9 @@ import numpy as np
 from numba import njit
 
 from nertz_env import engine
-from nertz_env.config import NertzConfig
+from nertz_env.actions import ActionCatalogue
+from nertz_env.check_agent_inputs import AgentInputCheck
+from nertz_env.config import NertzConfig, is_int
 from nertz_env.engine import r7_score, stamp_compiled
 from nertz_env.layout import ObservationLayout
 
@@ -63,7 +65,10 @@ class Determiniser:
                 f"episode={config.episode!r}; accepted the defaults of those options"
             )
         self.config = config
-        s = ObservationLayout(config).slices
+        layout = ObservationLayout(config)
+        self._check = AgentInputCheck(config, layout, ActionCatalogue(config).table)
+        self._like = engine.new_state(1, config.num_players, config.work_piles)  # the shapes ``fill`` accepts
+        s = layout.slices
         self.n_players = config.num_players
         parts = ("nertz_top", "waste_top", "foundation", "nertz_count", "stock_count", "waste_count", "called")
         shared = ("own_waste_order", "own_stock_order", "own_stock_known", "foundation_tops", "since_progress",
@@ -76,10 +81,23 @@ class Determiniser:
         self.known_stock_tick = engine.first_known_stock_tick(config.packed, 0, ended=False)
 
     def fill(self, state: engine.State, b: int, obs: np.ndarray, rng: np.random.Generator) -> None:
-        """Write into game ``b`` of ``state`` a table whose seat-0 observation is ``obs``, its hidden
-        cards drawn with ``rng``. Raises ``ValueError`` where ``obs`` fits no table of the rules."""
+        """Write into game ``b`` of ``state`` (a table of this config) a table whose seat-0
+        observation is ``obs``, its hidden cards drawn with ``rng``. Raises ``ValueError`` where
+        ``obs`` fits no table of the rules (``AgentInputCheck`` first: nothing unchecked is written)
+        or ``b`` is not a game of ``state``."""
+        if not isinstance(state, engine.State):
+            raise TypeError(f"state must be an engine.State (engine.new_state), got {type(state).__name__}")
+        for name, field, like in zip(engine.State._fields, state, self._like):
+            if not isinstance(field, np.ndarray) or field.shape[1:] != like.shape[1:] or field.dtype != like.dtype:
+                got = f"{field.dtype} {field.shape}" if isinstance(field, np.ndarray) else type(field).__name__
+                raise ValueError(f"state.{name} is {got}; accepted games of this config, as engine.new_state(n, "
+                                 f"{self.n_players}, {self.config.work_piles}) makes them ({like.dtype} {like.shape})")
+        games = min(len(field) for field in state)
+        if not is_int(b) or not 0 <= b < games:
+            raise ValueError(f"game b={b!r} is not one of the state's {games} games; accepted 0..{games - 1}")
+        obs = self._check.observations(np.asarray(obs)[None], "Determiniser.fill")[0]
         draws = rng.random((2, self.n_players, 52))
-        code = _fill(state, int(b), np.ascontiguousarray(obs, np.int8), self.offsets, draws)
+        code = _fill(state, int(b), obs, self.offsets, draws)
         state.rng[b] = rng.integers(0, 2**63, dtype=np.uint64)
         if code == 0 and state.stock_known[b, 0]:  # a table the rules reach: a stock known once turned through
             state.tick[b] = self.known_stock_tick
@@ -100,6 +118,8 @@ def _ordered(part, cards, n) -> None:
     """``cards[:n]`` bottom first from a memory part (1 = the top, 2 = below it, ...)."""
     for c in range(52):
         if part[c] > 0:
+            if not 0 <= n - part[c] < cards.shape[0]:  # no write outside the pile
+                raise ValueError("a memory part numbers a card past its pile's count (R9)")
             cards[n - part[c]] = c
 
 
@@ -126,6 +146,8 @@ def _fill_layout(s, b, q, obs, off, draws) -> bool:
         for r in range(12, -1, -1):  # R4.3: ranks fall by one from the bottom up
             for suit in range(4):
                 if obs[base + off[F_WORK0 + j] + suit * 13 + r]:
+                    if h >= s.work.shape[3]:  # no write outside the pile
+                        raise ValueError("a work pile holds more than 13 cards (R4.3)")
                     s.work[b, q, j, h] = suit * 13 + r
                     seen[suit * 13 + r] = True
                     h += 1
@@ -180,6 +202,8 @@ def _fill_foundations(s, b, obs, off, draws) -> bool:
         first = f
         for r in range(13, 0, -1):  # the piles whose top is rank r, tallest first
             for _ in range(obs[off[F_TOPS] + suit * 13 + r - 1]):
+                if f >= s.foundation_suit.shape[1]:  # never past the game's row of 4 * P piles
+                    raise ValueError("foundation_tops count more piles than the 4 * P a table has (R4.2)")
                 s.foundation_suit[b, f], s.foundation_len[b, f] = suit, r
                 s.foundation_tops[b, suit, r] += 1
                 f += 1
@@ -202,6 +226,8 @@ def _fill_foundations(s, b, obs, off, draws) -> bool:
 def _fill(s, b, obs, off, draws) -> int:
     """Game ``b`` of ``s`` from the seat-0 observation ``obs`` and uniforms ``draws[2, P, 52]``: 0,
     or 1 + the player whose block fits no layout, or ``BAD_FOUNDATIONS``."""
+    if not 0 <= b < s.nertz.shape[0]:
+        raise IndexError("game b is not one of the state's games")
     s.nertz[b], s.work[b], s.stock[b], s.waste[b], s.foundations[b] = 0, 0, 0, 0, 0
     s.nertz_len[b], s.work_len[b], s.stock_len[b], s.waste_len[b], s.stock_known[b] = 0, 0, 0, 0, False
     s.foundation_len[b], s.foundation_suit[b], s.foundation_tops[b], s.on_foundations[b] = 0, 0, 0, 0

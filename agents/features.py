@@ -377,6 +377,7 @@ class ActionFeatures:
         self.config = teacher.config
         self.table, self.offsets, self.cfg, self.params = teacher.table, teacher.offsets, teacher.cfg, teacher.params
         self._rows = teacher._rows
+        self._check = teacher._check_inputs  # the agents' own check of their rows (this config's)
         self.lookahead = self.depth > 0
         assert (observation_offsets(self.config) == self.offsets).all()
 
@@ -386,9 +387,9 @@ class ActionFeatures:
     def with_choice(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(rows, actions, feats, choice)``: with ``lookahead``, ``choice[row]`` is the action
         ``agents.make("heuristic", depth=self.depth)`` plays there, read off the features' own
-        search (a trainer cloning that player needs no second search); without, all -1."""
-        obs = np.ascontiguousarray(obs, dtype=np.int8)
-        masks = np.ascontiguousarray(masks, dtype=np.int8)
+        search (a trainer cloning that player needs no second search); without, all -1. The rows are
+        checked first, as ``act_batch`` checks them (``AgentInputCheck.rows``)."""
+        obs, masks = self._check.rows(obs, masks, "ActionFeatures")
         rows, acts = np.nonzero(masks)
         feats = np.empty((len(rows), self.width), np.float32)
         choice = np.full(len(obs), -1, np.int64)

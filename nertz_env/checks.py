@@ -3,7 +3,8 @@
 The kernels index arrays with the card codes, pile lengths and counters they are handed, so a
 saved table with a length out of range, an observation outside the observation space or a seed
 that is not an integer would read or write outside an array. Each check here raises a
-``ValueError`` (``TypeError`` for a wrong type) naming what was wrong and what is accepted.
+``ValueError`` (``TypeError`` for a wrong type) naming what was wrong and what is accepted. What
+agents are handed (observations and masks) is checked by ``check_agent_inputs``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from collections.abc import Mapping
 from typing import Any, Literal, overload
 
 import numpy as np
-from numba import njit
 
 from nertz_env import engine
 from nertz_env.cards import card_name
@@ -287,127 +287,3 @@ def check_table(state: Any, config: NertzConfig, table: np.ndarray, like: engine
     _check_air(state, config, table)
     check_table_rules(state, config)
 
-
-# What ``scan_agent_inputs`` found wrong (0: nothing), as (code, row, index).
-BAD_VALUE, BAD_MASK, NO_LEGAL, TWO_TOPS, NOT_A_RUN, BAD_WASTE, NO_SOURCE, NO_ROOM = range(1, 9)
-
-
-@njit(cache=True)
-def scan_agent_inputs(obs, masks, high, tops, piles, n_own, waste_order, waste_count, nertz_top, table):
-    """The first problem of a batch of agent inputs as ``(code, row, index)``, or ``(0, -1, -1)``.
-    Reads only inside the arrays it is given (their shapes are checked before the call)."""
-    n_piles = piles.shape[0]
-    lens = np.zeros(n_piles, np.int64)
-    for row in range(obs.shape[0]):
-        o, m = obs[row], masks[row]
-        outside = False
-        for d in range(o.shape[0]):  # branch-free, so that it vectorizes
-            outside |= (o[d] < 0) | (o[d] > high[d])
-        if outside:
-            for d in range(o.shape[0]):
-                if o[d] < 0 or o[d] > high[d]:
-                    return BAD_VALUE, row, d
-        not_01, legal = False, 0
-        for a in range(m.shape[0]):
-            not_01 |= (m[a] != 0) & (m[a] != 1)
-            legal += m[a] == 1
-        if not_01:
-            for a in range(m.shape[0]):
-                if m[a] != 0 and m[a] != 1:
-                    return BAD_MASK, row, a
-        if legal == 0:
-            return NO_LEGAL, row, 0
-        for k in range(tops.shape[0]):
-            count = 0
-            for c in range(52):
-                count += o[tops[k] + c] != 0
-            if count > 1:
-                return TWO_TOPS, row, tops[k]
-        for q in range(n_piles):  # a run built down by one rank in alternating colours (R4.3)
-            n, first, last, prev_red = 0, -1, -1, -1
-            for r in range(13):
-                here, red = 0, 0
-                for suit in range(4):
-                    if o[piles[q] + suit * 13 + r] != 0:
-                        here += 1
-                        red = 1 if suit == 1 or suit == 2 else 0
-                if here > 1 or (here == 1 and last >= 0 and (last != r - 1 or red == prev_red)):
-                    return NOT_A_RUN, row, piles[q]
-                if here == 1:
-                    first = r if first < 0 else first
-                    last, prev_red, n = r, red, n + 1
-            lens[q] = n
-        w, numbered = o[waste_count], 0
-        for c in range(52):
-            v = o[waste_order + c]
-            numbered += v > 0
-            if v > w:
-                return BAD_WASTE, row, waste_order
-        if numbered != w:
-            return BAD_WASTE, row, waste_order
-        has_top = 0
-        for c in range(52):
-            has_top += o[nertz_top + c] != 0
-        for a in range(m.shape[0]):
-            kind, src, dst, cnt = table[a, 0], table[a, 1], table[a, 2], max(table[a, 3], 1)
-            if m[a] == 0 or kind < 3:  # WAIT, DRAW and CALL move no card
-                continue
-            if (src == 0 and has_top == 0) or (src == 1 and w == 0) or (src >= 2 and lens[src - 2] < cnt):
-                return NO_SOURCE, row, a
-            if (kind == 4 and lens[dst] + cnt > 13) or (kind == 5 and lens[dst] + 1 > 13):
-                return NO_ROOM, row, a
-    return 0, -1, -1
-
-
-class AgentInputCheck:
-    """What the agents' compiled kernels assume of an observation and its mask, for a batch
-    ``obs[n, D]``, ``masks[n, N]`` of one config (R9 observation, R10 catalogue): values inside
-    the observation space and masks of 0 and 1 with a legal action; in every block at most one
-    Nertz top and one waste top, and every work pile a run built down in alternating colours
-    (R4.3, so at most 13 cards); the waste memory numbering the waste's cards; and each move the
-    mask allows has its source card and room at its destination."""
-
-    def __init__(self, config: NertzConfig, layout: Any, table: np.ndarray):
-        from nertz_env.actions import NERTZ, TO_FOUNDATION, TO_WORK, UNDER, WASTE, WORK_SOURCE
-
-        assert (NERTZ, WASTE, WORK_SOURCE, TO_FOUNDATION, TO_WORK, UNDER) == (0, 1, 2, 3, 4, 5)  # the scan's codes
-        self.high = layout.high
-        s, w = layout.slices, config.work_piles
-        blocks = ["self"] + [f"opp{q}" for q in range(1, config.num_players)]
-        starts = lambda names: np.array([s[n].start for n in names], np.int64)  # noqa: E731
-        self.tops = starts([f"{b}.{part}" for b in blocks for part in ("nertz_top", "waste_top")])
-        self.piles = starts([f"{b}.work{j}" for b in blocks for j in range(w)])
-        self.args = (self.high, self.tops, self.piles, w, s["own_waste_order"].start, s["self.waste_count"].start,
-                     s["self.nertz_top"].start, np.ascontiguousarray(table, np.int64))  # fmt: skip
-        self.names = _index_names(layout)
-
-    def __call__(self, obs: np.ndarray, masks: np.ndarray) -> None:
-        code, row, index = scan_agent_inputs(obs, masks, *self.args)
-        if code == 0:
-            return
-        if code == BAD_VALUE:
-            check_observations(obs[row : row + 1], self.high, self.names)
-        if code == BAD_MASK:
-            raise ValueError(f"action mask row {row}, action {index} is {int(masks[row, index])}; masks hold 0 or 1")
-        if code == NO_LEGAL:
-            raise ValueError(f"action mask row {row} allows nothing; WAIT is always legal (R4.7)")
-        if code in (NO_SOURCE, NO_ROOM):
-            why = "no card to move" if code == NO_SOURCE else "no room at its destination (13 cards)"
-            raise ValueError(f"action mask row {row} allows action {index} but its observation has {why}: pass the "
-                             "mask the env gave with that observation")  # fmt: skip
-        why = {TWO_TOPS: "holds more than one card (a pile has one top)",
-               NOT_A_RUN: "is not a work pile built down by one rank in alternating colours (R4.3)",
-               BAD_WASTE: "does not number the waste's cards 1..waste_count (R9 memory)"}[code]  # fmt: skip
-        raise ValueError(f"observation row {row}: {self.names[index]} {why}; pass observations from an env of the "
-                         "agent's config")
-
-
-def _index_names(layout: Any) -> list[str]:
-    names = [""] * layout.size
-    for name, sl in layout.slices.items():
-        for i in range(*sl.indices(layout.size)):
-            names[i] = name
-    return names
-
-
-engine.stamp_compiled(globals())  # an edit to the engine recompiles the scan too

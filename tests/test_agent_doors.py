@@ -154,3 +154,20 @@ def test_an_openspiel_bot_refuses_an_agent_of_other_rules():
 def test_the_benchmark_names_an_agent_given_twice(capsys):
     argv = ["benchmark", "eval", "--task", "nertz-2p", "--agent", "greedy", "--agent", "greedy"]
     assert "'greedy' given more than once" in refused(argv, capsys)
+
+
+def test_a_move_scorers_forward_checks_its_rows():
+    """``MoveScorer.forward`` (a ``build_scorer`` network, which trainers call) hands its rows to
+    the move features' compiled code: a mask wider than the catalogue segfaulted there."""
+    import torch
+
+    from nertz_env.agents.policy import build_scorer
+
+    obs, masks = _two_player_rows()
+    net = build_scorer(NertzConfig(num_players=2), hidden=(8,), action_hidden=8, lookahead=False)
+    wide = torch.zeros((1, 5000), dtype=torch.int8)
+    wide[0, ::7] = 1
+    with pytest.raises(ValueError, match="ActionFeatures was built for .* and 181 actions .* got 895 and 5000"):
+        net(torch.from_numpy(obs[:1]), wide)
+    logits, _ = net(torch.from_numpy(obs), torch.from_numpy(masks))
+    assert ((logits > -1e8) == torch.from_numpy(masks != 0)).all()

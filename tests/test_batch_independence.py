@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from nertz_env import NertzConfig, agents
+from nertz_env.game import Game
 from nertz_env.training.evaluate import evaluate
 from nertz_env.vector import NertzVectorEnv
 
@@ -39,10 +40,9 @@ def test_a_sampling_policy_gives_the_same_result_for_any_batch_size(tmp_path):
 
 def test_keys_make_a_row_independent_of_its_batch():
     agent = agents.make("random", seed=9)
-    masks = np.ones((6, 181), np.int8)
-    obs = np.zeros((6, 1631), np.int8)
-    obs[:, 366] = 0  # an empty waste, nothing else: a table with no cards in view
-    masks[:, 3:] = 0  # WAIT, DRAW and CALL only: no move needs a card
+    game = Game(NertzConfig())
+    game.reset(seed=0)
+    obs, masks = np.repeat(game.obs[:1], 6, axis=0), np.repeat(game.masks[:1], 6, axis=0)  # one decision, 6 times
     keys = np.arange(6, dtype=np.uint64) * 977
     whole = agent.act_batch(obs, masks, keys=keys)
     parts = np.concatenate([agent.act_batch(obs[i : i + 1], masks[i : i + 1], keys=keys[i : i + 1]) for i in range(6)])

@@ -174,3 +174,28 @@ def test_dropping_a_group_zeroes_exactly_its_columns_and_keeps_the_search_choice
     assert (rows2 == rows).all() and (acts2 == acts).all() and (choice2 == choice).all()
     assert (feats[:, dropped] == 0).all() and np.abs(full[:, dropped]).sum() > 0
     assert (feats[:, kept] == full[:, kept]).all()
+
+
+def test_the_features_check_their_rows_before_compiled_code_reads_them():
+    """A mask wider than the catalogue read past it (a segfault); a float observation of 300 was
+    cast to int8 and read as 44; an observation no table shows reached the kernels (``cycle``:
+    numba's own slice error). Each is refused by name, as an agent's ``act_batch`` refuses it."""
+    o, m = played_rows(seed=3, ticks=30)
+    features = F.ActionFeatures(CONFIG, lookahead=False)
+    wide = np.zeros((1, 5000), np.int8)
+    wide[0, ::7] = 1
+    with pytest.raises(ValueError, match="ActionFeatures was built for observations of size .* and 181 actions"):
+        features(o[:1], wide)
+    with pytest.raises(ValueError, match=r"index \d+ \(self.nertz_top\) is 300, outside the observation space"):
+        features(np.full_like(o[:1], 300, dtype=np.float32), m[:1])
+    with pytest.raises(ValueError, match=r"observations at \(0, 0\) is 0.5"):
+        features(o[:1] + np.float32(0.5), m[:1])
+    bad = o[:1].copy()
+    bad[0, features._check.layout.slices["self.nertz_count"]] += 1  # 53 cards of one deck
+    for cycle in (False, True):
+        with pytest.raises(ValueError, match="self's piles hold 53 cards"):
+            F.ActionFeatures(CONFIG, lookahead=False, cycle=cycle).with_choice(bad, m[:1])
+    with pytest.raises(ValueError, match="masks hold 0 or 1"):
+        features(o, m * 2)
+    rows, acts, feats = features(o.astype(np.float32), m.astype(np.float32))  # whole floats read as the int8 rows
+    np.testing.assert_array_equal(feats, features(o, m)[2])

@@ -223,7 +223,7 @@ def test_a_cold_start_plays_without_compiling_anything(tmp_path):
     assert out.returncode == 0, out.stderr
     lines = out.stdout.split("\n")
     assert lines[0] == "False [] [False]"  # no kernel at all
-    assert lines[1] == "['nertz_env.checks'] 3"  # the input check; the game's, heuristic's and greedy's jobs
+    assert lines[1] == "['nertz_env.agent_input_scan'] 3"  # the input check; the game's, heuristic's and greedy's jobs
 
 
 def decisions(agent, config: NertzConfig, ticks: int) -> tuple[list[list[int]], list[bool]]:

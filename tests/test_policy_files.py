@@ -21,6 +21,7 @@ from nertz_env.agents.policy import (  # noqa: E402
     plain,
     save_policy,
 )
+from nertz_env.game import Game  # noqa: E402
 from nertz_env.layout import ObservationLayout  # noqa: E402
 
 CONFIG = NertzConfig(num_players=2)
@@ -197,6 +198,8 @@ def test_a_zip_trained_under_other_input_sizes_is_refused_when_built(tmp_path):
                                          rf"4 players, 4 work piles and slide_under=True give \({four},\) and 181"):
         agents.make("policy", path=str(path), config=NertzConfig(num_players=4))
     agent = agents.make("policy", path=str(path), config=CONFIG)
-    obs, masks = np.zeros((1, two), np.int8), np.zeros((1, 181), np.int8)
-    masks[0, 0] = 1
+    game = Game(CONFIG)
+    game.reset(seed=0)
+    obs, masks = game.obs[:1], np.zeros((1, 181), np.int8)
+    masks[0, 0] = 1  # WAIT alone
     assert agent.act_batch(obs, masks).tolist() == [0]

@@ -84,14 +84,65 @@ def test_an_observation_that_fits_no_table_is_refused():
     det = Determiniser(env.config)
     obs = env.observations[0, 0].copy()
     obs[env.layout.slices["opp1.stock_count"]] += 1  # one card more than the deck holds
-    with pytest.raises(ValueError, match="player 1 block fits no table"):
+    with pytest.raises(ValueError, match="opp1's piles hold 53 cards"):
         det.fill(engine.new_state(1, 4, 4), 0, obs, np.random.default_rng(0))
     obs = env.observations[0, 0].copy()
     obs[env.layout.slices["foundation_tops"].start] += 1  # an ace pile nobody's ace is on
-    with pytest.raises(ValueError, match="foundation_tops do not match"):
+    with pytest.raises(ValueError, match=r"foundation_tops counts (\d+) piles of suit C reaching AC but the "
+                                         r"players' foundation parts show (?!\1)\d+ AC"):  # fmt: skip
         det.fill(engine.new_state(1, 4, 4), 0, obs, np.random.default_rng(0))
     with pytest.raises(ValueError, match="standard timing only"):
         Determiniser(NertzConfig(move_ticks=2))
+
+
+def _marked_state(games: int) -> engine.State:
+    """A table of ``games`` games whose foundation rows all hold the mark 77, to see writes land."""
+    state = engine.new_state(games, 4, 4)
+    state.foundation_suit[:] = 77
+    state.foundation_len[:] = 77
+    return state
+
+
+def test_foundation_tops_of_more_piles_than_the_row_holds_write_nothing_outside_it():
+    """Every value of foundation_tops inside the space [0, 4] but 52 piles a suit: the piles were
+    written past game 0's 16 and into the next games' rows (heap corruption at the last game)."""
+    env = _tables(seed=4, ticks=0)
+    det = Determiniser(env.config)
+    obs = env.observations[0, 0].copy()
+    obs[env.layout.slices["foundation_tops"]] = 4
+    state = _marked_state(3)
+    with pytest.raises(ValueError, match="foundation_tops counts 52 foundation piles of suit C; accepted at most 4"):
+        det.fill(state, 0, obs, np.random.default_rng(0))
+    assert (state.foundation_suit[1:] == 77).all() and (state.foundation_len[1:] == 77).all()
+    from nertz_env.agents.determinise import _fill_foundations  # called directly: its own bound holds
+
+    draws = np.random.default_rng(0).random((4, 52))
+    with pytest.raises(ValueError, match="more piles than the 4 \\* P a table has"):
+        _fill_foundations(state, 0, obs, det.offsets, draws)
+    assert (state.foundation_suit[1:] == 77).all() and (state.foundation_len[1:] == 77).all()
+
+
+@pytest.mark.parametrize("b", [3, 5, -1, 10**7, True, 1.0])
+def test_fill_writes_only_a_game_of_the_state(b):
+    env = _tables(seed=4, ticks=5)
+    det = Determiniser(env.config)
+    state = _marked_state(3)
+    with pytest.raises(ValueError, match=f"game b={b!r} is not one of the state's 3 games; accepted 0..2"):
+        det.fill(state, b, env.observations[0, 0], np.random.default_rng(0))
+    assert (state.foundation_suit == 77).all()
+    from nertz_env.agents.determinise import _fill  # called directly: its own bound holds
+
+    with pytest.raises(IndexError, match="not one of the state's games"):
+        _fill(state, 3, env.observations[0, 0], det.offsets, np.random.default_rng(0).random((2, 4, 52)))
+
+
+def test_fill_takes_a_state_and_an_observation_of_its_config():
+    env = _tables(seed=4, ticks=5)
+    det = Determiniser(env.config)
+    with pytest.raises(ValueError, match="state.nertz is int8 \\(1, 3, 52\\); accepted games of this config"):
+        det.fill(engine.new_state(1, 3, 4), 0, env.observations[0, 0], np.random.default_rng(0))
+    with pytest.raises(ValueError, match="Determiniser.fill was built for observations of size 1631"):
+        det.fill(engine.new_state(1, 4, 4), 0, env.observations[0, 0, :100], np.random.default_rng(0))
 
 
 torch = pytest.importorskip("torch", reason="needs torch: pip install 'nertz-env[training]'")
@@ -184,3 +235,14 @@ def test_a_play_out_ends_with_the_hand_or_at_the_horizon_with_the_policys_value(
 def test_rollout_refuses_bad_options_with_what_is_accepted(options, message):
     with pytest.raises(ValueError, match=message):
         agents.make("rollout", **options)
+
+
+def test_rollout_refuses_foundation_tops_beyond_the_table_before_it_deals(rollout):
+    """The fuzzing's case: the search raised a clean-looking error after its determinisation had
+    written past its state; within a few calls the process died (double free)."""
+    env = _tables(seed=4, ticks=0)
+    obs, masks = env.observations[0, :1].copy(), env.action_masks[0, :1]
+    obs[:, env.layout.slices["foundation_tops"]] = 4
+    for _ in range(50):
+        with pytest.raises(ValueError, match="foundation_tops counts 52 foundation piles of suit C"):
+            rollout.act_batch(obs, masks)
