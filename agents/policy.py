@@ -55,7 +55,7 @@ def _torch():
     try:
         import torch
     except ImportError as exc:  # pragma: no cover - depends on the extra
-        raise ImportError("trained policies need torch: pip install 'nertz-env[training]'") from exc
+        raise ModuleNotFoundError("trained policies need torch: pip install 'nertz-env[training]'") from exc
     return torch
 
 

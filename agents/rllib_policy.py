@@ -48,7 +48,7 @@ class RLlibAgent(Agent):
 
             from nertz_env.integrations import rllib as nertz_rllib
         except ImportError as exc:
-            raise ImportError("the rllib agent needs Ray RLlib: pip install 'nertz-env[rllib]'") from exc
+            raise ModuleNotFoundError("the rllib agent needs Ray RLlib: pip install 'nertz-env[rllib]'") from exc
         self._torch = torch
         self.path = Path(path)
         self.policy_id = policy_id or nertz_rllib.POLICY_ID

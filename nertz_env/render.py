@@ -125,7 +125,7 @@ def _pillow():
     try:
         from PIL import Image, ImageDraw, ImageFont
     except ImportError as exc:  # pragma: no cover - depends on the extra
-        raise ImportError(
+        raise ModuleNotFoundError(
             "render_mode='rgb_array' and replays as GIF need Pillow: pip install 'nertz-env[render]'"
         ) from exc
     return Image, ImageDraw, ImageFont

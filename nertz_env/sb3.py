@@ -44,7 +44,7 @@ from nertz_env.vector import NertzVectorEnv
 try:
     from stable_baselines3.common.vec_env import VecEnv
 except ImportError as e:  # pragma: no cover - the training extra is optional
-    raise ImportError("nertz_env.sb3 needs stable-baselines3: pip install 'nertz-env[training]'") from e
+    raise ModuleNotFoundError("nertz_env.sb3 needs stable-baselines3: pip install 'nertz-env[training]'") from e
 
 class NertzSB3VecEnv(VecEnv):
     """Nertz for SB3: ``num_games`` games, the seats not in ``opponents`` learning (see module doc).

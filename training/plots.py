@@ -37,7 +37,7 @@ def _pyplot():
     try:
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - depends on the extra
-        raise ImportError("the plots need matplotlib: pip install 'nertz-env[training]'") from exc
+        raise ModuleNotFoundError("the plots need matplotlib: pip install 'nertz-env[training]'") from exc
     return plt
 
 

@@ -45,7 +45,7 @@ try:
 
     from nertz_env.integrations.torchrl import GROUP, NertzTorchRLEnv
 except ImportError as exc:  # pragma: no cover - depends on the extra
-    raise ImportError("IPPO and MAPPO need TorchRL: pip install 'nertz-env[torchrl]'") from exc
+    raise ModuleNotFoundError("IPPO and MAPPO need TorchRL: pip install 'nertz-env[torchrl]'") from exc
 
 ALGOS = ("ippo", "mappo")
 

@@ -28,7 +28,7 @@ try:
     from torchrl.data import Composite
     from torchrl.envs import EnvBase
 except ImportError as exc:  # pragma: no cover - depends on the extra
-    raise ImportError("the BenchMARL task needs benchmarl: pip install 'nertz-env[benchmarl]'") from exc
+    raise ModuleNotFoundError("the BenchMARL task needs benchmarl: pip install 'nertz-env[benchmarl]'") from exc
 
 from nertz_env.config import NertzConfig
 from nertz_env.integrations.torchrl import GROUP, NertzTorchRLEnv

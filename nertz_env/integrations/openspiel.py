@@ -42,7 +42,7 @@ import numpy as np
 try:
     import pyspiel
 except ImportError as exc:  # pragma: no cover - depends on the extra
-    raise ImportError("python_nertz needs OpenSpiel: pip install 'nertz-env[openspiel]'") from exc
+    raise ModuleNotFoundError("python_nertz needs OpenSpiel: pip install 'nertz-env[openspiel]'") from exc
 
 from nertz_env.cards import DECK_SIZE
 from nertz_env.config import NertzConfig, is_int

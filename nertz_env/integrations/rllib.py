@@ -39,7 +39,7 @@ try:
     from ray.rllib.env.multi_agent_env import MultiAgentEnv
     from ray.tune.registry import register_env
 except ImportError as exc:  # pragma: no cover - depends on the extra
-    raise ImportError("the RLlib integration needs Ray RLlib: pip install 'nertz-env[rllib]'") from exc
+    raise ModuleNotFoundError("the RLlib integration needs Ray RLlib: pip install 'nertz-env[rllib]'") from exc
 
 from nertz_env import nertz_v0
 from nertz_env.config import NertzConfig

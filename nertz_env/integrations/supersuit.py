@@ -34,7 +34,7 @@ from nertz_env.checks import check_int_actions, check_seed
 try:
     from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 except ImportError as exc:  # pragma: no cover - depends on the extra
-    raise ImportError("MaskedVecEnv needs stable-baselines3: pip install 'nertz-env[supersuit]'") from exc
+    raise ModuleNotFoundError("MaskedVecEnv needs stable-baselines3: pip install 'nertz-env[supersuit]'") from exc
 
 __all__ = ["MaskedVecEnv"]
 

@@ -67,7 +67,7 @@ try:
     from torchrl.data import Categorical, Composite, Unbounded
     from torchrl.envs import EnvBase
 except ImportError as exc:  # pragma: no cover - depends on the extra
-    raise ImportError("the TorchRL integration needs torchrl: pip install 'nertz-env[torchrl]'") from exc
+    raise ModuleNotFoundError("the TorchRL integration needs torchrl: pip install 'nertz-env[torchrl]'") from exc
 
 from nertz_env.actions import ACTION_WAIT
 from nertz_env.checks import check_seed
