@@ -96,6 +96,7 @@ def test_nertz_train_help_lists_the_trainers(capsys):
     assert out.startswith("usage: nertz train {selfplay,sb3}") and "\n  selfplay " in out and "\n  sb3 " in out
 
 
+@needs_torch
 def test_a_trainers_help_gives_every_flags_default(capsys):
     """The reward a trainer learns from is not the env's default (``relative``, not ``dense``):
     ``--help`` says so (before, the parser that finds the flags given answered ``--help``, with
