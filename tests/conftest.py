@@ -59,6 +59,18 @@ def new_game(config: NertzConfig, decks: Sequence[Sequence[str]], seed: int = 0)
     return game
 
 
+def played(config: NertzConfig, ticks: int, seed: int = 0) -> Game:
+    """A game after ``ticks`` of random legal play (a new hand after each end)."""
+    game = Game(config)
+    game.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(ticks):
+        game.step([rng.choice(np.flatnonzero(game.masks[p])) for p in range(config.num_players)])
+        if game.ended:
+            game.reset()
+    return game
+
+
 def legal_names(game: Game, player: int) -> set[str]:
     return {game.catalogue.names[a] for a in np.flatnonzero(game.masks[player])}
 

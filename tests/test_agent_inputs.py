@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import played
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,18 +15,6 @@ from nertz_env import NertzConfig, agents
 from nertz_env.cards import card_name
 from nertz_env.game import Game
 from nertz_env.layout import ObservationLayout
-
-
-def played(config: NertzConfig, ticks: int, seed: int = 0) -> Game:
-    """A game after ``ticks`` of random legal play (a new hand after each end)."""
-    game = Game(config)
-    game.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    for _ in range(ticks):
-        game.step([rng.choice(np.flatnonzero(game.masks[p])) for p in range(config.num_players)])
-        if game.ended:
-            game.reset()
-    return game
 
 
 def first_row(config: NertzConfig, wanted, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 import pytest
-from conftest import needs_torch
+from conftest import needs_torch, played
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,17 +29,6 @@ CONFIGS = [
     {"preset": "snerts"},
     {"work_piles": 6, "call_bonus": 10, "nertz_penalty": 3},
 ]
-
-
-def played(config: NertzConfig, ticks: int, seed: int = 0) -> Game:
-    game = Game(config)
-    game.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    for _ in range(ticks):
-        game.step([rng.choice(np.flatnonzero(game.masks[p])) for p in range(config.num_players)])
-        if game.ended:
-            game.reset()
-    return game
 
 
 @pytest.mark.parametrize("options", CONFIGS, ids=lambda o: ",".join(o) or "standard")
