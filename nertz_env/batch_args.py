@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from nertz_env.config_values import is_int_dtype
+
 
 def out_array(out: Any, shape: tuple[int, ...], dtype: type) -> np.ndarray:
     """``out`` if it is a writable contiguous numpy array of ``dtype`` shaped ``shape``, else a
@@ -40,7 +42,7 @@ def games_of(games: Any, num_envs: int) -> np.ndarray:
         if chosen.shape != (num_envs,):
             raise ValueError(f"{accepted}, got a bool mask shaped {chosen.shape}")
         return np.flatnonzero(chosen).astype(np.int64)
-    if not np.issubdtype(chosen.dtype, np.integer):
+    if not is_int_dtype(chosen.dtype):  # not timedelta64, which numpy counts as an integer
         raise TypeError(f"{accepted}, got {chosen.dtype} values {chosen.reshape(-1)[:4].tolist()}")
     if chosen.ndim != 1:
         raise ValueError(f"{accepted}, got integers shaped {chosen.shape} (a single game i is [i])")

@@ -112,6 +112,7 @@ def test_a_chosen_game_starts_a_new_match():
         (2, ValueError),  # a single index: [2]
         ([[0, 1]], ValueError),
         ([0.0, 1.0], TypeError),
+        (np.array([0, 1], "m8"), TypeError),  # a duration is no game index
         ("0", TypeError),
         ([0, None], TypeError),
     ],
