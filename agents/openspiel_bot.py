@@ -73,8 +73,9 @@ def _differences(game: NertzGame, other: NertzGame) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(params.items()) if k != "deals" and others.get(k) != v)
 
 
-def agent_bot(game: NertzGame, player: int, spec: str, seed: int = 0) -> AgentBot:
-    """``agents.make_spec(spec)`` built for ``game``'s rules, playing seat ``player``."""
+def agent_bot(game: NertzGame, player: int, spec: str, seed: int | None = None) -> AgentBot:
+    """``agents.make_spec(spec)`` built for ``game``'s rules, playing seat ``player``, seeded ``seed``
+    (default: the seat's number, so that bots of the same spec at other seats draw differently)."""
     if not isinstance(game, NertzGame):
         raise TypeError(f"agent_bot takes a {GAME_NAME} game (nertz_env.integrations.openspiel), got {game!r}")
     players = game.config.num_players
@@ -85,4 +86,5 @@ def agent_bot(game: NertzGame, player: int, spec: str, seed: int = 0) -> AgentBo
             f"spec must be an agent spec string such as 'heuristic:depth=3' (agents: {', '.join(agents.names())}), "
             f"got {spec!r}"
         )
+    seed = int(player) if seed is None else seed
     return AgentBot(agents.make_spec(spec, config=game.config, seed=seed), int(player), game)

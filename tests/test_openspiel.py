@@ -192,6 +192,18 @@ def test_agents_play_as_openspiel_bots():
         agent_bot(game, 0, "grandmaster")
 
 
+def test_bots_of_one_spec_at_different_seats_draw_from_different_streams():
+    """By default a bot's seed is its seat: two ``random`` bots do not draw the same uniforms at
+    every tick (they did when every seat defaulted to seed 0); a given seed is kept."""
+    from nertz_env.agents.openspiel_bot import agent_bot
+
+    game = openspiel.load_game(players=2, deals=10)
+    bots = [agent_bot(game, seat, "random") for seat in (0, 1)]
+    assert [b.agent.seed for b in bots] == [0, 1]
+    assert not np.array_equal(bots[0].agent.rng.random(8), bots[1].agent.rng.random(8))
+    assert agent_bot(game, 1, "random", seed=5).agent.seed == 5
+
+
 @pytest.mark.parametrize("reward", ["dense", "sparse"])
 def test_returns_stay_within_the_utility_bounds_when_others_build_on_a_nertz_pile(reward):
     """R4.8 (``nertz_builds``): the cards others build on a Nertz pile count against its owner (R7),

@@ -62,6 +62,28 @@ def test_a_uniform_pool_draws_as_runs_before_the_flag():
     np.testing.assert_array_equal(p.draw(100), np.random.default_rng(5).integers(4, size=100))
 
 
+def test_scripted_members_and_the_teacher_draw_from_streams_of_their_own():
+    """Two ``random`` members of a run play their own moves, and neither they nor a drawing teacher
+    draw the pool's numbers (seeded with the run's seed, all of them drew alike)."""
+    from nertz_env.game import Game
+    from nertz_env.training import train_selfplay
+    from nertz_env.training.args import parse_given
+
+    p = pool("uniform", scripted=("random", "random"), seed=0)  # the run's seed is 0, as the pool's generator's
+    game = Game(NertzConfig())
+    game.reset(seed=1)
+    obs, masks = np.repeat(game.obs, 64, axis=0), np.repeat(game.masks, 64, axis=0)
+    first, second = (member.act_batch(obs, masks) for member in p.scripted)
+    assert not np.array_equal(first, second)
+    np.testing.assert_array_equal(pool("uniform", scripted=("random", "random")).scripted[0].act_batch(obs, masks),
+                                  first)  # a pure function of the run's seed  # fmt: skip
+    args, _ = parse_given(train_selfplay.Args, ["--seed", "0", "--teacher", "random", "--num-envs", "2"])
+    teacher = train_selfplay.build(args).teacher
+    pools_numbers = np.random.default_rng(0).random(8)
+    for agent in (teacher, *p.scripted):
+        assert not np.array_equal(agent.rng.random(8), pools_numbers)
+
+
 def test_record_moves_each_members_win_share_hand_by_hand():
     p = pool(rate=0.5)  # two scripted members, both at the even share 0.25 (4 players)
     p.record(np.array([0, 0, 1]), np.array([[30, 10, 5, 0], [2, 2, 9, 1], [4, 4, 1, 4]]))

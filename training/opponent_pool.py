@@ -35,6 +35,23 @@ from nertz_env.training.snapshots import StackedSnapshots
 from nertz_env.training.stats import win_shares
 
 SAMPLINGS = ("uniform", "pfsp")
+# Words that give each scripted member and the teacher a stream of its own: seeded ``seed`` they all
+# drew the pool's own numbers (``default_rng(seed)``), two ``random`` members the very same moves.
+_MEMBER, _TEACHER = 0x4D454D, 0x544541
+
+
+def member_seed(seed: int, k: int) -> int:
+    """The seed of scripted member ``k`` of a run of ``seed``."""
+    return _seed_of(seed, _MEMBER, k)
+
+
+def teacher_seed(seed: int) -> int:
+    """The seed of the teacher of a run of ``seed``."""
+    return _seed_of(seed, _TEACHER)
+
+
+def _seed_of(*words: int) -> int:
+    return int(np.random.SeedSequence(list(words)).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
 class Opponents:
@@ -42,7 +59,8 @@ class Opponents:
 
     def __init__(self, args: Any, config: NertzConfig, rng: np.random.Generator):
         self.specs = list(args.scripted)
-        self.scripted = [agents.make_spec(spec, seed=args.seed, config=config) for spec in args.scripted]
+        self.scripted = [agents.make_spec(spec, seed=member_seed(args.seed, k), config=config)
+                         for k, spec in enumerate(args.scripted)]  # fmt: skip
         self.snapshots: list[MoveScorer] = []
         self.pool_size, self.rng, self.sampler = args.pool_size, rng, args.sampler
         self.sampling = getattr(args, "pool_sampling", "uniform")

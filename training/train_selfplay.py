@@ -89,7 +89,7 @@ from nertz_env.training.checkpoint import (
     write_json_lines,
 )
 from nertz_env.training.init_policy import start_from
-from nertz_env.training.opponent_pool import Opponents
+from nertz_env.training.opponent_pool import Opponents, teacher_seed
 from nertz_env.training.oracle import OracleInput, oracle_weight
 from nertz_env.training.scalars import ScalarLog, update_scalars
 from nertz_env.training.selfplay_args import BEFORE_FLAG, LR_SHAPES, MAY_CHANGE, PER_CALL, REQUIRED, Args, check_args
@@ -175,7 +175,7 @@ def build(args: Args) -> Trainer:
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5, foreach=True)
     pool = Opponents(args, config, rng)
     features = net.features  # the rollouts' features are the ones the saved policy plays from
-    teacher = agents.make_spec(args.teacher, seed=args.seed, config=config)
+    teacher = agents.make_spec(args.teacher, seed=teacher_seed(args.seed), config=config)
     seats = Seats.build(args.num_envs, args.num_players, args.self_play_fraction)
     critic = None  # built last, so a run without it draws what it drew before the flag
     if args.central_critic:
