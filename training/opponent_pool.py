@@ -30,6 +30,7 @@ import numpy as np
 from nertz_env import agents
 from nertz_env.agents._scorer import MoveScorer
 from nertz_env.config import NertzConfig
+from nertz_env.training.arena import hand_stream_seed  # a 63-bit seed from words, as the arena's hands
 from nertz_env.training.pair_policy import draw, sample_pairs
 from nertz_env.training.snapshots import StackedSnapshots
 from nertz_env.training.stats import win_shares
@@ -42,16 +43,12 @@ _MEMBER, _TEACHER = 0x4D454D, 0x544541
 
 def member_seed(seed: int, k: int) -> int:
     """The seed of scripted member ``k`` of a run of ``seed``."""
-    return _seed_of(seed, _MEMBER, k)
+    return hand_stream_seed(seed, _MEMBER, k)
 
 
 def teacher_seed(seed: int) -> int:
     """The seed of the teacher of a run of ``seed``."""
-    return _seed_of(seed, _TEACHER)
-
-
-def _seed_of(*words: int) -> int:
-    return int(np.random.SeedSequence(list(words)).generate_state(1, np.uint64)[0] >> np.uint64(1))
+    return hand_stream_seed(seed, _TEACHER)
 
 
 class Opponents:
