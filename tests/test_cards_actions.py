@@ -136,7 +136,7 @@ def test_the_number_of_deals_must_be_the_number_of_players(game, decks):
 
 
 def test_a_rejected_deal_leaves_the_game_usable(game):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="the deal for player 1 repeats AC; each card once"):
         game.reset(seed=0, decks=[list(FULL_DECK), ["AC"] * 52])
     game.reset(seed=0, decks=[list(FULL_DECK), list(FULL_DECK)])
     assert game.snapshot()["players"][1]["nertz"] == list(FULL_DECK[:13])

@@ -130,8 +130,10 @@ def test_the_diagnostics_read_a_runs_ppo_phase_from_its_log(tmp_path, capsys):
     from_tensorboard = diagnostics(tmp_path / "tb", window=2)  # the same run; TensorBoard keeps float32
     assert from_tensorboard.keys() == figures.keys()
     assert all(from_tensorboard[tag] == pytest.approx(figures[tag], rel=1e-6) for tag in figures)
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as stop:
         diagnostics_main([str(tmp_path)])  # no log there: a clear error, not a traceback
+    assert stop.value.code == 2
+    assert f"error: {tmp_path} holds neither scalars.jsonl nor a TensorBoard log" in capsys.readouterr().err
 
 
 def test_the_diagnostics_refuse_an_out_file_they_could_not_write_before_reading_a_run(tmp_path, capsys):

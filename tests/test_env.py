@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import needs_pillow
+from conftest import FULL_DECK, IDLE, needs_pillow
 from pettingzoo.test import api_test, max_cycles_test, parallel_api_test, parallel_seed_test, render_test, seed_test
 
 from nertz_env import NertzConfig, nertz_v0
@@ -121,14 +121,22 @@ def test_sparse_and_relative_rewards():
 
 
 def test_termination_and_truncation():
+    """R5: max_cycles truncates every agent at its last tick; a call terminates every agent."""
     env = nertz_v0.parallel_env(num_players=2, max_cycles=5)
     ticks = random_play(env, seed=0)
     *_, terms, truncs, infos = ticks[-1]
-    if infos["player_0"]["end_reason"] == nertz_v0.END_REASONS.index("max_cycles"):
-        assert all(truncs.values()) and not any(terms.values()) and len(ticks) == 5
+    assert infos["player_0"]["end_reason"] == nertz_v0.END_REASONS.index("max_cycles") and len(ticks) == 5
+    assert all(truncs.values()) and not any(terms.values())
+    assert not any(any(t[2].values()) or any(t[3].values()) for t in ticks[:-1])  # nobody ended before the last
     assert env.agents == []
     with pytest.raises(RuntimeError, match="call reset"):
         env.step({})
+    called = nertz_v0.parallel_env(num_players=2, nertz_pile_size=1, auto_call=True)
+    called.reset(options={"decks": [FULL_DECK, IDLE]})  # player_0's Nertz pile is the AC alone (R10)
+    nertz_up = called.unwrapped.action_index("nertz>foundation")
+    *_, terms, truncs, infos = called.step({"player_0": nertz_up, "player_1": 0})  # R4.6 auto_call
+    assert infos["player_0"]["end_reason"] == nertz_v0.END_REASONS.index("call")
+    assert all(terms.values()) and not any(truncs.values()) and called.agents == []
 
 
 def test_bad_actions_and_agents_raise_clear_errors():

@@ -61,9 +61,17 @@ def test_deals_are_fixed_by_seed_and_index():
 
 
 def test_summary_is_consistent(report):
+    """Each agent's row is the mean of its hands' records (R7: the top score wins, a tie splits the
+    win), inside its interval; each pair's score difference is the mean over the hands both played."""
     rows = {r["agent"]: r for r in report["summary"]}
     assert math.isclose(sum(r["win_share"] for r in rows.values()), 1.0)
     for r in rows.values():
+        mine = [(h, h["seats"].index(r["index"])) for h in report["hands"]]
+        shares = [(h["scores"][s] == max(h["scores"])) / h["scores"].count(max(h["scores"])) for h, s in mine]
+        assert r["score"] == pytest.approx(np.mean([h["scores"][s] for h, s in mine]))
+        assert r["win_share"] == pytest.approx(np.mean(shares))
+        assert r["called"] == pytest.approx(np.mean([h["called"][s] for h, s in mine]))
+        assert r["nertz_out"] == pytest.approx(np.mean([h["nertz_left"][s] == 0 for h, s in mine]))
         assert r["score_ci"][0] <= r["score"] <= r["score_ci"][1]
         assert r["win_ci"][0] <= r["win_share"] <= r["win_ci"][1]
         assert 0 <= r["called"] <= 1 and 0 <= r["nertz_out"] <= 1
@@ -72,6 +80,9 @@ def test_summary_is_consistent(report):
     assert pairs == {("greedy", "passive"), ("greedy", "heuristic"), ("passive", "heuristic")}
     for p in report["paired"]:
         assert p["hands"] == 18 and p["score_diff_ci"][0] <= p["score_diff"] <= p["score_diff_ci"][1]
+        i, j = rows[p["agent"]]["index"], rows[p["versus"]]["index"]
+        diffs = [h["scores"][h["seats"].index(i)] - h["scores"][h["seats"].index(j)] for h in report["hands"]]
+        assert p["score_diff"] == pytest.approx(np.mean(diffs))
 
 
 def test_calls_won_is_the_win_share_of_the_hands_an_agent_called(report):

@@ -92,7 +92,12 @@ def test_aec_infos_have_the_same_keys_at_reset_and_every_step(form):
         env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
         seen.append(dict(env.infos))
     assert_stackable(seen, keys)
-    assert env.unwrapped.outcome() is not None
+    result = env.unwrapped.outcome()  # None while the episode runs
+    assert env.agents == [] and result is not None
+    ended = next((info for info in seen if info and all(i["end_reason"] for i in info.values())), None)
+    assert ended is not None and list(ended) == env.possible_agents  # the tick that ended it told every agent
+    assert all(nertz_v0.END_REASONS[i["end_reason"]] == result["end_reason"] for i in ended.values())
+    assert {a: i["final_score"] for a, i in ended.items()} == result["final_scores"]
 
 
 def test_info_action_mask_is_the_observation_mask():

@@ -28,11 +28,12 @@ def test_a_kept_report_gives_its_row_of_the_table(report, tmp_path, capsys):
     assert len(diffs) == 2 and all(f"{d:+.2f} [" in out for d in diffs)
 
 
-def test_what_is_not_a_report_is_refused(tmp_path):
+def test_what_is_not_a_report_is_refused(tmp_path, capsys):
     with pytest.raises(ValueError, match="not a harness report"):
         learning_results.slim({"agents": []}, "x")
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as stop:
         learning_results.main(["--add", str(tmp_path / "r.json"), "--folder", str(tmp_path)])
+    assert stop.value.code == 2 and "error: --add needs --name" in capsys.readouterr().err
 
 
 def test_a_missing_or_foreign_report_is_one_line_error(tmp_path, capsys):

@@ -66,6 +66,7 @@ def test_bad_flags_are_refused(capsys, tmp_path):
     assert "error: argument --updates: expected an integer >= 1, got '0'" in capsys.readouterr().err
     with pytest.raises(SystemExit):  # refused before anything is measured
         main(["--json", str(tmp_path / "no" / "such" / "g.json"), "--", *TINY])
+    assert f"argument --json: the folder '{tmp_path / 'no' / 'such'}' of " in capsys.readouterr().err
 
 
 def test_a_trainer_flag_out_of_range_is_one_line_and_nothing_is_written(capsys, tmp_path):

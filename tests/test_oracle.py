@@ -3,6 +3,8 @@ an input that fades out (``training.oracle``), and saves a policy that plays wit
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -186,9 +188,13 @@ def test_the_near_entries_name_the_cards_the_next_moves_show():
     assert min(checked.values()) >= 3, checked
 
 
-def test_an_unknown_oracle_encoding_is_refused_by_name(tmp_path):
-    with pytest.raises(SystemExit):
+def test_an_unknown_oracle_encoding_is_refused_by_name(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
         start(SMALL + ["--oracle-policy", "true", "--oracle-input", "cards", "--run-dir", str(tmp_path)])
+    assert stop.value.code == 2
+    refusal = capsys.readouterr().err  # quoted or not, by Python release
+    assert re.search(r"argument --oracle-input: invalid choice: 'cards' \(choose from '?positions'?, '?near'?\)",
+                     refusal)
     envs = NertzVectorEnv(1, num_players=4)
     with pytest.raises(ValueError, match="oracle encoding 'cards': accepted positions, near"):
         OracleInput(envs, np.arange(4), 8, "cpu", "cards")

@@ -50,8 +50,10 @@ def test_repeats_and_json_record_every_rate(tmp_path, capsys):
     assert "over 2]" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["--repeats", "0", "--", *TINY])
+    assert "error: argument --repeats: expected an integer >= 1, got '0'" in capsys.readouterr().err
     with pytest.raises(SystemExit):  # refused before any profiling
         main(["--json", str(tmp_path / "no" / "such" / "dir" / "p.json"), "--", *TINY])
+    assert f"argument --json: the folder '{tmp_path / 'no' / 'such' / 'dir'}' of " in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -146,8 +146,20 @@ def test_save_replay_checks_its_arguments_before_replaying(tmp_path, option, mes
 
 
 def test_save_replay_takes_numpy_numbers(tmp_path):
+    """numpy numbers write the replay Python's numbers write: the same page of every third table,
+    and a GIF of every 60th table, each held 1000 / fps ms."""
     rec = _recorded_hand()
-    save_replay(rec, tmp_path / "hand.html", fps=np.float32(2), every=np.int64(3), names=("a", "b", "c"))
+    frames = replay(rec)
+    kept = lambda every: len(range(0, len(frames), every)) + bool((len(frames) - 1) % every)  # and the final table
+    html = save_replay(rec, tmp_path / "hand.html", fps=np.float32(2), every=np.int64(3), names=("a", "b", "c"))
+    plain = save_replay(rec, tmp_path / "plain.html", fps=2.0, every=3, names=("a", "b", "c"))
+    assert html.read_text() == plain.read_text()
+    data = _page_data(html.read_text())
+    assert len(data["frames"]) == kept(3) and data["names"] == ["a", "b", "c"]
+    Image = pytest.importorskip("PIL.Image")
+    gif = save_replay(rec, tmp_path / "hand.gif", fps=np.float32(2), every=np.int64(60))
+    with Image.open(gif) as im:
+        assert im.n_frames == kept(60) and im.info["duration"] == 500
 
 
 def _chromium():

@@ -5,6 +5,7 @@ engine's own table, and the policy averaged over them."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -114,5 +115,8 @@ def test_the_screen_pairs_each_group_with_the_policy(tmp_path, capsys):
     assert table[3].endswith(f"| {diff:+.4f} [{low:+.4f}, {high:+.4f}]; {lowest:.3f} |")
     with pytest.raises(SystemExit):
         sym.main(["--table", f"one={out}", "--policy", PPO])  # a table prints kept records only
+    assert "error: --table prints kept records; it takes no --policy or --json" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         sym.main(["--policy", PPO, "--groups", "suits"])
+    choices = r"\(choose from '?work'?, '?work-cycle'?, '?opponents'?\)"  # quoted or not, by Python release
+    assert re.search(rf"argument --groups: invalid choice: 'suits' {choices}", capsys.readouterr().err)

@@ -2,6 +2,7 @@
 schedule the trainer and the tools that measure it (``loss_gradients``, ``profile_selfplay``) share;
 ``open_trainer`` builds a trainer from flags, fresh or resumed, without a run directory."""
 
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -53,11 +54,14 @@ def test_a_cosine_anneal_follows_half_a_cosine_wave_while_the_pull_still_fades_l
     assert [schedule(t, u)[2] for u in (4, 6)] == pytest.approx([0.075, 0.025])
 
 
-def test_a_schedule_without_an_anneal_is_refused_by_name():
+def test_a_schedule_without_an_anneal_is_refused_by_name(capsys):
     with pytest.raises(ValueError, match="--lr-schedule cosine: accepted only with --anneal-lr true"):
         open_trainer([*TINY, "--lr-schedule", "cosine", "--anneal-lr", "false"])
-    with pytest.raises(SystemExit):  # argparse names the accepted shapes
+    with pytest.raises(SystemExit) as stop:  # argparse names the accepted shapes
         open_trainer([*TINY, "--lr-schedule", "step"], as_command=True)
+    assert stop.value.code == 2
+    said = capsys.readouterr().err
+    assert re.search(r"argument --lr-schedule: invalid choice: 'step' \(choose from '?linear'?, '?cosine'?\)", said)
     with pytest.raises(ValueError, match="learning-rate schedule 'step': accepted linear, cosine"):
         anneal_factor("step", 0.5)  # the function itself, called past the flags' check
 

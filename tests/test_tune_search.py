@@ -37,5 +37,5 @@ def test_bad_flags_are_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):
         tune_search.main(["--run-dir", str(tmp_path), "--sigma", "0"])
     assert "--sigma 0" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit, match=r"--resume: no .*none/state\.pkl to go on from \(run without --resume first"):
         tune_search.main(["--run-dir", str(tmp_path / "none"), "--resume"])
