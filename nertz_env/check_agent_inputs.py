@@ -71,8 +71,8 @@ class AgentInputCheck:
     def __call__(self, obs: np.ndarray, masks: np.ndarray) -> None:
         """Check contiguous int8 rows of this config's shapes (``rows`` makes them so)."""
         code, row, index = scan.scan_agent_inputs(obs, masks, *self.args)
-        if code == scan.BAD_VALUE:
-            check_observations(obs[row : row + 1], self.high, self.names)
+        if code == scan.BAD_VALUE:  # the rows before ``row`` hold no such value: the batch's first is named
+            check_observations(obs, self.high, self.names)
         if code != 0:
             raise ValueError(self._refusal(code, row, index, obs[row], masks[row]))
 

@@ -69,10 +69,20 @@ def test_every_rule_option_is_classed_once_for_a_policy_under_other_rules():
 
 
 def test_the_heuristics_calls_refuse_rows_outside_the_observation_space():
+    """The refusal names the batch's row, the index and its part (before, the row was always 0: the
+    message was built from the offending row alone)."""
     heuristic = agents.make("heuristic")
     rows = np.random.default_rng(0).integers(-128, 128, (2, heuristic.obs_size)).astype(np.int8)
-    with pytest.raises(ValueError, match="observation"):
+    outside = r"observation row {}, index 0 \(self.nertz_top\) is 89, outside the observation space \[0, 1\]"
+    with pytest.raises(ValueError, match=outside.format(0)):
         heuristic.calls(rows, np.ones((2, len(heuristic.catalogue)), np.int8))  # segfaulted before
+    game = Game(heuristic.config)
+    game.reset(seed=0)
+    obs = game.obs.copy()
+    obs[2, 0] = 89  # rows 0 and 1 as dealt
+    for call in (heuristic.calls, heuristic.act_batch):
+        with pytest.raises(ValueError, match=outside.format(2)):
+            call(obs, game.masks)
 
 
 def test_the_searchs_policy_must_play_the_searchs_rules():

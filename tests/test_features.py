@@ -3,6 +3,7 @@ agreement with the engine's mask and with the ``heuristic``'s own choice."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -103,9 +104,10 @@ def test_without_lookahead_only_the_lookahead_columns_are_zero():
 
 def test_lookahead_settings_are_depths_and_bad_ones_are_refused():
     assert F.ActionFeatures(CONFIG).depth == 2 and F.ActionFeatures(CONFIG, lookahead=False).depth == 0
-    assert F.ActionFeatures(CONFIG, lookahead=3).depth == 3
+    assert F.ActionFeatures(CONFIG, lookahead=3).depth == 3 and F.ActionFeatures(CONFIG, lookahead=4).depth == 4
     for bad in (5, -1, 2.5, "deep"):
-        with pytest.raises(ValueError, match="lookahead"):
+        said = f"invalid lookahead={bad!r}: accepted a bool or a depth from 0 to 4"
+        with pytest.raises(ValueError, match=re.escape(said)):
             F.ActionFeatures(CONFIG, lookahead=bad)
 
 

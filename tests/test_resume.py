@@ -75,6 +75,11 @@ def evals(run_dir):
     return [json.loads(line) for line in (run_dir / "evals.jsonl").read_text().splitlines()]
 
 
+def eval_steps(stdout: str) -> list[int]:
+    """The learner decisions at which a run printed an evaluation (``checkpoint.eval_line``)."""
+    return [int(line.split()[2].replace(",", "")) for line in stdout.splitlines() if line.startswith("eval  step")]
+
+
 def sb3_weights(path):
     from sb3_contrib import MaskablePPO
 
@@ -87,7 +92,9 @@ def test_selfplay_stopped_at_an_evaluation_resumes_exactly(tmp_path):
     a = run(SELFPLAY, *TINY, "--run-dir", str(tmp_path / "a"))
     run(SELFPLAY, *TINY, "--run-dir", str(tmp_path / "b"), "--stop-after", "2")
     assert len(evals(tmp_path / "b")) == 1
-    run(SELFPLAY, "--resume", str(tmp_path / "b" / "checkpoint.pt"), "--progress", "false")
+    resumed = run(SELFPLAY, "--resume", str(tmp_path / "b" / "checkpoint.pt"), "--progress", "false")
+    # it goes on from update 3: a run that trained afresh from the same seed would end the same
+    assert eval_steps(resumed.stdout) == [320, 480, 640, 800] and eval_steps(a.stdout) == [160, 320, 480, 640, 800]
     assert same_weights(weights(tmp_path / "a" / "policy.pt"), weights(tmp_path / "b" / "policy.pt"))
     assert evals(tmp_path / "a") == evals(tmp_path / "b")
     assert f"run directory: {tmp_path / 'a'}; 10 updates x 80 = 800 learner decisions\n" in a.stdout

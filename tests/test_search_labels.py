@@ -96,13 +96,16 @@ def test_fit_writes_a_policy_that_plays(label_files, tmp_path):
 
 
 def test_command_lines_refuse_bad_input(tmp_path, capsys):
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as stop:
         search_labels.main(["make", "--seed", "1", "--games", "0", "--out", str(tmp_path / "a.npz")])
-    assert "--games" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
+    assert stop.value.code == 2 and "argument --games: expected an integer >= 1, got '0'" in capsys.readouterr().err
+    assert not (tmp_path / "a.npz").exists()
+    with pytest.raises(SystemExit) as stop:
         distill_search.main([str(tmp_path / "none.npz"), "--val", str(tmp_path / "none.npz"), "--out",
                              str(tmp_path / "d.pt")])  # fmt: skip
-    assert "none.npz" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert stop.value.code == 2 and f"error: {tmp_path / 'none.npz'} is not a label file of search_labels make" in said
+    assert not (tmp_path / "d.pt").exists()
 
 
 def test_make_files_with_workers_writes_one_file_per_seed(tmp_path):
@@ -161,9 +164,9 @@ def test_departures_of_another_policy_compare_its_move_where_the_search_measured
     assert row["median_gain_over_se"] == pytest.approx(2.0 / 0.5)
     search_labels.main(["departures", *map(str, label_files), "--policy", "ppo"])
     assert '"outside":' in capsys.readouterr().out
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as stop:
         search_labels.main(["departures", str(label_files[0]), "--policy", "no-such-agent"])
-    assert "no-such-agent" in capsys.readouterr().err
+    assert stop.value.code == 2 and "error: unknown agent 'no-such-agent'" in capsys.readouterr().err
 
 
 def test_recheck_searches_the_departures_of_the_given_kinds_again(label_files):

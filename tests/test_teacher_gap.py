@@ -21,9 +21,11 @@ def test_the_gaps_are_counted_by_kind_and_the_teachers_next_move_follows_a_work_
 
 
 def test_a_bad_agent_spec_is_a_clear_cli_error(capsys):
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as exit_info:
         tg.main(["--player", "nosuchagent"])
-    assert "nosuchagent" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "error: unknown agent 'nosuchagent'; known agents: " in err
+    assert err.count("\n") == 1 and "Traceback" not in err
 
 
 def test_more_games_than_memory_holds_is_one_line_naming_the_flag(capsys):

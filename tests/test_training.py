@@ -40,6 +40,11 @@ def assert_plays_legally(agent, seed):
     assert all(game.masks[p, a[p]] for p in range(agent.config.num_players))
 
 
+def eval_steps(stdout: str) -> list[int]:
+    """The learner decisions at which a run printed an evaluation (``checkpoint.eval_line``)."""
+    return [int(line.split()[2].replace(",", "")) for line in stdout.splitlines() if line.startswith("eval  step")]
+
+
 def params(path):
     return torch.load(path, weights_only=False)["state_dict"]
 
@@ -81,6 +86,12 @@ def test_selfplay_resume_matches_an_uninterrupted_run(tmp_path):
 
 @pytest.mark.parametrize("mode", ["single", "selfplay"])
 def test_sb3_smoke_and_resume(tmp_path, mode):
+    """Either mode: a run stopped half-way and resumed ends with the weights of the run that went on
+    (before, only ``single`` was resumed; ``selfplay`` pickles the batched env's tables instead). In
+    ``single`` the resumed run's evaluations (at each rollout's start) begin at the checkpoint's next
+    one: a run started over from the same seed would print the first again, and end the same."""
+    total = "512" if mode == "single" else "1024"
+    every, evals_a, evals_resumed = ("128", [128, 256, 384], [256, 384]) if mode == "single" else ("0", [], [])
     common = [
         "--mode",
         mode,
@@ -91,34 +102,32 @@ def test_sb3_smoke_and_resume(tmp_path, mode):
         "--batch-size",
         "64",
         "--eval-every",
-        "0",
+        every,
+        "--eval-deals",
+        "2",
         "--progress",
         "false",
         "--total-steps",
-        "512" if mode == "single" else "1024",
+        total,
     ]
-    run("nertz_env.training.train_sb3", *common, "--out-dir", str(tmp_path / "a"))
+    a = run("nertz_env.training.train_sb3", *common, "--out-dir", str(tmp_path / "a"))
     run_a = next((tmp_path / "a").iterdir())
     assert (run_a / "checkpoint.zip").exists() and (run_a / "policy.zip").exists()
     assert list(run_a.rglob("events.out.tfevents.*"))
-    if mode == "single":
-        half = [c if c != "512" else "256" for c in common]
-        run("nertz_env.training.train_sb3", *half, "--out-dir", str(tmp_path / "b"))
-        run_b = next((tmp_path / "b").iterdir())
-        run(
-            "nertz_env.training.train_sb3",
-            "--resume",
-            str(run_b / "checkpoint.zip"),
-            "--total-steps",
-            "512",
-            "--progress",
-            "false",
-        )
-        from sb3_contrib import MaskablePPO
+    half = [c if c != total else str(int(total) // 2) for c in common]
+    run("nertz_env.training.train_sb3", *half, "--out-dir", str(tmp_path / "b"))
+    run_b = next((tmp_path / "b").iterdir())
+    from sb3_contrib import MaskablePPO
 
-        pa = MaskablePPO.load(run_a / "policy.zip").policy.state_dict()
-        pb = MaskablePPO.load(run_b / "policy.zip").policy.state_dict()
-        assert all(torch.equal(pa[k], pb[k]) for k in pa)
+    assert MaskablePPO.load(run_b / "checkpoint.zip").num_timesteps == int(total) // 2
+    resumed = run("nertz_env.training.train_sb3", "--resume", str(run_b / "checkpoint.zip"), "--total-steps", total,
+                  "--progress", "false")  # fmt: skip
+    assert MaskablePPO.load(run_b / "checkpoint.zip").num_timesteps == int(total)
+    assert eval_steps(a.stdout) == evals_a and eval_steps(resumed.stdout) == evals_resumed
+    assert (run_a / "evals.jsonl").read_text() == (run_b / "evals.jsonl").read_text()
+    pa = MaskablePPO.load(run_a / "policy.zip").policy.state_dict()
+    pb = MaskablePPO.load(run_b / "policy.zip").policy.state_dict()
+    assert pa.keys() == pb.keys() and all(torch.equal(pa[k], pb[k]) for k in pa)
     assert_plays_legally(agents.make("policy", path=str(run_a / "policy.zip")), seed=1)
 
 

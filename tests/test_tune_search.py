@@ -20,17 +20,25 @@ def test_a_point_of_the_search_space_is_a_heuristic_spec():
 
 
 def test_generations_are_checkpointed_and_resume_goes_on(tmp_path, capsys):
+    """The resumed run plays generation 1 only, from the saved strategy: it ends as a run of two
+    generations uninterrupted (a run started afresh would too, but would play generation 0 again)."""
     run = tmp_path / "tune"
-    flags = ["--run-dir", str(run), "--popsize", "2", "--deals", "1", "--seed", "3"]
-    assert tune_search.main([*flags, "--generations", "1"]) == 0
+    flags = ["--popsize", "2", "--deals", "1", "--seed", "3"]
+    assert tune_search.main([*flags, "--run-dir", str(run), "--generations", "1"]) == 0
     first = json.loads((run / "history.json").read_text())
     assert len(first) == 1 and len(first[0]["scores"]) == 2
-    assert tune_search.main([*flags, "--generations", "2", "--resume"]) == 0
+    capsys.readouterr()
+    assert tune_search.main([*flags, "--run-dir", str(run), "--generations", "2", "--resume"]) == 0
+    said = capsys.readouterr().out
+    assert "generation 1: " in said and "generation 0: " not in said and "learned weights" in said
     history = json.loads((run / "history.json").read_text())
     assert history[0] == first[0] and len(history) == 2 and history[1]["deal_seed"] == 3001
     best = json.loads((run / "best.json").read_text())
     assert best["generations"] == 2 and agents.make_spec(best["spec"]).options["depth"] == 3
-    assert "learned weights" in capsys.readouterr().out
+    whole = tmp_path / "whole"
+    assert tune_search.main([*flags, "--run-dir", str(whole), "--generations", "2"]) == 0
+    assert json.loads((whole / "history.json").read_text()) == history
+    assert json.loads((whole / "best.json").read_text()) == best
 
 
 def test_bad_flags_are_refused(tmp_path, capsys):

@@ -130,8 +130,12 @@ def test_games_need_a_table_dealt_first():
     with pytest.raises(RuntimeError, match=r"call reset\(\) before reset\(games=...\)"):
         env.reset(games=[0])
     env.reset()
+    for _ in range(2):
+        env.step(env.sample_actions())
+    before = rows_of(env, [0, 1, 2, 3])
     env.reset(games=[])  # no game: nothing to do
-    assert env.ticks.tolist() == [0, 0, 0, 0]
+    assert env.ticks.tolist() == [2, 2, 2, 2]
+    assert_same(before, rows_of(env, [0, 1, 2, 3]))
 
 
 def test_the_plain_python_engine_deals_the_same_games():
