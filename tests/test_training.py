@@ -13,6 +13,7 @@ torch = pytest.importorskip("torch", reason="needs torch: pip install 'nertz-env
 pytest.importorskip("sb3_contrib")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from test_resume import eval_steps  # noqa: E402
 
 from nertz_env import NertzConfig, agents  # noqa: E402
 from nertz_env.agents.features import ActionFeatures  # noqa: E402
@@ -38,11 +39,6 @@ def assert_plays_legally(agent, seed):
     game.reset(seed=seed)
     a = agent.act_batch(game.obs, game.masks)
     assert all(game.masks[p, a[p]] for p in range(agent.config.num_players))
-
-
-def eval_steps(stdout: str) -> list[int]:
-    """The learner decisions at which a run printed an evaluation (``checkpoint.eval_line``)."""
-    return [int(line.split()[2].replace(",", "")) for line in stdout.splitlines() if line.startswith("eval  step")]
 
 
 def params(path):
