@@ -43,9 +43,12 @@ def test_each_algorithm_trains_on_each_task_and_its_policy_plays(algo, task, tmp
     import_module(cmd[2]).main(cmd[3:] + extra)
     policy = reference.policy_file(algo, tmp_path)
     assert policy.exists()
-    rec = protocol(t, [f"policy:path={policy}"], deals=2, pool=["passive"], cross_play=False)
-    row = rec["results"][0]
-    assert row["hands"] == 2 * t.num_players and 0.0 <= row["win_share"] <= 1.0
+    spec = [f"policy:path={policy}"]
+    row = protocol(t, spec, deals=2, pool=["passive"], cross_play=False)["results"][0]
+    assert row["hands"] == 2 * t.num_players and row["opponent"] == "passive"
+    again = protocol(t, spec, deals=2, pool=["passive"], cross_play=False)["results"][0]
+    played = ("score", "win_share", "margin", "score_ci", "margin_ci")
+    assert {k: again[k] for k in played} == {k: row[k] for k in played}  # the saved policy plays, deterministically
 
 
 def test_a_reference_run_goes_end_to_end_and_resumes(tmp_path, monkeypatch, capsys):
