@@ -34,6 +34,23 @@ def test_gym_vector_reset_and_final_infos_follow_the_vector_env_conventions():
     assert partial >= 5
 
 
+def test_reset_seed_gives_the_action_space_a_stream_of_its_own():
+    """``reset(seed=s)`` seeds ``action_space`` from ``s`` (the same samples after each such reset)
+    on a stream other than ``np_random``'s, so the two do not draw the same numbers."""
+    import gymnasium
+
+    env = gymnasium.make_vec("nertz_env/NertzSingle-v0", num_envs=6, opponents=["greedy"], num_players=2)
+    draws = []
+    for _ in range(2):
+        env.reset(seed=5)
+        draws.append(env.action_space.sample().tolist())
+    assert draws[0] == draws[1]
+    env.reset(seed=5)
+    assert env.action_space.np_random.random(4).tolist() != env.np_random.random(4).tolist()
+    env.reset(seed=6)
+    assert env.action_space.sample().tolist() != draws[0]
+
+
 @pytest.mark.parametrize("mode", ["vector_entry_point", "sync"])
 def test_make_vec_takes_the_same_options_in_either_mode(mode):
     """``gymnasium.make_vec`` passes its keyword arguments to the env whichever ``vectorization_mode``
