@@ -55,6 +55,7 @@ __all__ = ["NertzGymVectorEnv", "Opponent"]
 
 Opponent = Callable[[np.ndarray, np.ndarray], np.ndarray]
 _OPPONENT_STREAM = 0x4F50  # keeps the opponents' seeds apart from the deal's streams
+_ACTION_SPACE_STREAM = 0  # keeps action_space's samples apart from np_random's (seeded with the seed itself)
 
 
 def as_policy(opponent: Any, seat: int) -> Opponent:
@@ -203,8 +204,8 @@ class NertzGymVectorEnv(VectorEnv):
             raise ValueError(f"NertzGymVectorEnv.reset takes no options (None or {{}}), got {options!r}")
         seed = self.vector.seed_of_reset(seed)  # checked before the action space takes it; else the constructor's
         super().reset(seed=seed)  # np_random and np_random_seed, as every VectorEnv keeps them
-        if seed is not None:  # a stream of its own, not np_random's: their draws are not the same numbers
-            self.action_space.seed(int(np.random.SeedSequence([seed, 0]).generate_state(1)[0]))
+        if seed is not None:
+            self.action_space.seed(int(np.random.SeedSequence([seed, _ACTION_SPACE_STREAM]).generate_state(1)[0]))
             reseed_opponents(self._opponents, seed)
         self.vector.reset(seed=seed)
         self._dealt = True
